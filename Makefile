@@ -1,0 +1,31 @@
+# Two entry points: `make demo` (set up, then run Doc Bridge on the bundled fixture) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FIXTURE := fixtures/acme
+
+.PHONY: setup demo test test-python test-vscode lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/docbridge scan --root $(FIXTURE)
+
+test: setup test-python
+
+test-python: setup
+	$(BIN)/ruff check engine lsp tests
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check engine lsp tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*/.docbridge

@@ -1,0 +1,220 @@
+"""Configuration: zero-config defaults, or the compatible subset of `doc-bridge.config.json`.
+
+The file format is the established one of the original tool (`routing.options.ownership` keyed by id,
+`corpus.agent.index`, ...). Keys we do not use are ignored; keys we use are validated, and a bad value is a
+`ConfigError` that names the key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from engine.hashing import canonical_hash
+
+CONFIG_FILE = "doc-bridge.config.json"
+DEFAULT_AREA_ROOTS = ("src", "lib", "app", "source", "server", "client", "packages", "apps")
+DEFAULT_WEIGHTS = {"title": 4.0, "headings": 3.0, "symbols": 3.0, "path": 2.0, "aliases": 2.0, "summary": 2.0,
+                   "body": 1.0}
+Severity = Literal["error", "warning", "info", "hint", "off"]
+
+
+class ConfigError(Exception):
+    """A configuration problem a person must fix; the message names the file and the key."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+
+
+class OwnershipRecord(_Model):
+    id: str
+    path: str
+    purpose: str | None = None
+    checks: tuple[str, ...] | None = None
+    agent_doc: str | None = None
+    human_doc: str | None = None
+    group: str | None = None
+    layer: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _normalise_path(cls, value: str) -> str:
+        value = value.strip().replace("\\", "/").removeprefix("./").rstrip("/")
+        if not value or value.startswith("/") or ".." in value.split("/"):
+            raise ValueError("must be a relative path inside the repository")
+        return value
+
+
+class IntentRoute(_Model):
+    id: str
+    title: str
+    paths: tuple[str, ...] = ()
+
+
+class ChangeRoute(_Model):
+    id: str
+    title: str
+    start_here: str | None = None
+    related_packages: tuple[str, ...] = ()
+
+
+class RoutingOptions(_Model):
+    ownership: tuple[OwnershipRecord, ...] = ()
+    intents: tuple[IntentRoute, ...] = ()
+    changes: tuple[ChangeRoute, ...] = ()
+
+    @field_validator("ownership", mode="before")
+    @classmethod
+    def _ownership_by_id(cls, value: Any) -> Any:
+        # The established format keys records by id; a list of records with an `id` is accepted too.
+        if isinstance(value, dict):
+            records = []
+            for key, record in value.items():
+                if not isinstance(record, dict):
+                    raise ValueError(f"record {key!r} must be an object")
+                records.append({**record, "id": record.get("id", key)})
+            return records
+        return value
+
+    @model_validator(mode="after")
+    def _sorted_unique(self) -> RoutingOptions:
+        seen: set[str] = set()
+        for record in self.ownership:
+            if record.id in seen:
+                raise ValueError(f"ownership id {record.id!r} is declared twice")
+            seen.add(record.id)
+        object.__setattr__(self, "ownership", tuple(sorted(self.ownership, key=lambda r: r.id)))
+        return self
+
+
+class Routing(_Model):
+    options: RoutingOptions = RoutingOptions()
+
+
+class AgentCorpus(_Model):
+    root: str | None = None
+    index: str | None = None
+
+
+class HumanCorpus(_Model):
+    plugin: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Corpus(_Model):
+    agent: AgentCorpus = AgentCorpus()
+    human: HumanCorpus | None = None
+
+
+class AreasConfig(_Model):
+    depth: int = Field(default=1, ge=1, le=4)
+    roots: tuple[str, ...] = DEFAULT_AREA_ROOTS
+    exclude: tuple[str, ...] = ()
+
+
+class AnalysisConfig(_Model):
+    areas: AreasConfig = AreasConfig()
+
+
+class LimitsConfig(_Model):
+    max_file_bytes: int = Field(default=1024 * 1024, ge=1)
+    max_total_bytes: int = Field(default=1024 * 1024 * 1024, ge=1)
+    max_files: int = Field(default=200_000, ge=1)
+    relations_per_document: int = Field(default=64, ge=1)
+
+
+class CheckConfig(_Model):
+    severity: dict[str, Severity] = Field(default_factory=dict)
+    ignore: tuple[str, ...] = ()
+
+
+class RetrievalConfig(_Model):
+    weights: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("weights")
+    @classmethod
+    def _known_fields(cls, value: dict[str, float]) -> dict[str, float]:
+        # Unknown fields are ignored (as the original does); negative weights make no sense.
+        for name, weight in value.items():
+            if weight < 0:
+                raise ValueError(f"weight for {name!r} must not be negative")
+        return {k: v for k, v in value.items() if k in DEFAULT_WEIGHTS}
+
+
+class Config(_Model):
+    schema_version: int = 1
+    corpus: Corpus = Corpus()
+    routing: Routing = Routing()
+    analysis: AnalysisConfig = AnalysisConfig()
+    ignore: tuple[str, ...] = ()
+    limits: LimitsConfig = LimitsConfig()
+    check: CheckConfig = CheckConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+
+    @property
+    def ownership(self) -> tuple[OwnershipRecord, ...]:
+        return self.routing.options.ownership
+
+    @property
+    def intents(self) -> tuple[IntentRoute, ...]:
+        return self.routing.options.intents
+
+    @property
+    def changes(self) -> tuple[ChangeRoute, ...]:
+        return self.routing.options.changes
+
+    def weights(self) -> dict[str, float]:
+        return {**DEFAULT_WEIGHTS, **self.retrieval.weights}
+
+    def content_hash(self) -> str:
+        return canonical_hash(self.model_dump(mode="json", by_alias=True))
+
+
+def _key_path(loc: tuple[Any, ...], raw: Any) -> str:
+    """Render a pydantic error location as the key a person wrote (ownership records by their id)."""
+    parts: list[str] = []
+    node = raw
+    for item in loc:
+        if isinstance(item, int) and isinstance(node, dict):
+            # The ownership list was built from a dict: show the record's id instead of an index.
+            key = list(node.keys())[item] if item < len(node) else str(item)
+            parts.append(str(key))
+            node = node.get(key)
+        else:
+            parts.append(str(item))
+            node = node.get(item) if isinstance(node, dict) else (
+                node[item] if isinstance(node, list) and isinstance(item, int) and item < len(node) else None)
+    return ".".join(parts)
+
+
+def load_config(root: Path) -> Config:
+    """Read `doc-bridge.config.json` under `root`, or return the defaults when there is none."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return Config()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE}: the file is not valid UTF-8 ({exc.reason}).") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
+    return parse_config(raw)
+
+
+def parse_config(raw: Any) -> Config:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{CONFIG_FILE}: the top level must be a JSON object.")
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        messages = []
+        for error in exc.errors():
+            loc = tuple(x for x in error["loc"] if x not in ("function-after[_sorted_unique(), RoutingOptions]",))
+            key = _key_path(loc, raw) or "(top level)"
+            messages.append(f"{CONFIG_FILE}: {key}: {error['msg']}")
+        raise ConfigError("\n".join(messages)) from exc

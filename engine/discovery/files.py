@@ -1,0 +1,218 @@
+"""Walking a repository: ignore rules, limits, symlinks, file kinds and hashes.
+
+Nothing outside the root is ever read: a symlink is followed only when its real path stays inside the
+root's real path, and directory loops are cut by remembering the real directories already entered.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from engine.config import CONFIG_FILE, Config
+
+DEFAULT_EXCLUDED_DIRS = frozenset({"node_modules", "dist", "build", "coverage", ".git", ".docbridge", "out"})
+MARKDOWN_EXTENSIONS = (".md", ".markdown")
+MODULE_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+TSCONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
+BINARY_SNIFF_BYTES = 8192
+
+
+def file_kind(path: str) -> str:
+    """What the engine does with a path: document, module, package-manifest, tsconfig, config or other."""
+    name = path.rsplit("/", 1)[-1]
+    lower = name.lower()
+    if lower.endswith(MARKDOWN_EXTENSIONS):
+        return "document"
+    if lower.endswith(MODULE_EXTENSIONS):
+        return "module"
+    if name == "package.json":
+        return "package-manifest"
+    if name in TSCONFIG_NAMES:
+        return "tsconfig"
+    if path == CONFIG_FILE:
+        return "config"
+    return "other"
+
+
+ANALYZED_KINDS = frozenset({"document", "module", "package-manifest", "tsconfig"})
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    path: str  # repository-relative, forward slashes
+    kind: str
+    size: int
+    mtime_ns: int = 0
+
+
+@dataclass(slots=True)
+class WalkResult:
+    files: list[WalkedFile] = field(default_factory=list)  # every file that exists in the model
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> reason (not analyzed)
+    notes: list[str] = field(default_factory=list)
+
+
+class IgnoreRules:
+    """`.gitignore` files (nested, with negation), default excludes and the config's `ignore` globs."""
+
+    def __init__(self, config: Config) -> None:
+        self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._config_spec = pathspec.GitIgnoreSpec.from_lines(list(config.ignore)) if config.ignore else None
+
+    def add_gitignore(self, directory: str, text: str) -> None:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if lines:
+            self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def is_ignored(self, path: str, is_dir: bool = False) -> bool:
+        parts = path.split("/")
+        if any(p in DEFAULT_EXCLUDED_DIRS or p.startswith(".") for p in (parts if is_dir else parts[:-1])):
+            return True
+        probe = path + "/" if is_dir else path
+        if self._config_spec is not None and self._config_spec.match_file(probe):
+            return True
+        verdict: bool | None = None
+        # Deeper .gitignore files take precedence: evaluate from the root down, the last decision wins.
+        for depth in range(len(parts)):
+            directory = "/".join(parts[:depth])
+            spec = self._specs.get(directory)
+            if spec is None:
+                continue
+            relative = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            result = spec.check_file(relative)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
+
+    def is_ignored_anywhere(self, path: str) -> bool:
+        """Whether `path` or any of its parent directories is ignored (for link targets we never walked)."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            if self.is_ignored("/".join(parts[:depth]), is_dir=True):
+                return True
+        return self.is_ignored(path)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
+    """List every file of the repository the model should know about, in sorted order."""
+    result = WalkResult()
+    rules = IgnoreRules(config)
+    real_root = _real(str(root))
+    seen_dirs: set[str] = set()
+    max_files = config.limits.max_files
+
+    def visit(abs_dir: str, rel_dir: str) -> None:
+        real_dir = _real(abs_dir)
+        if real_dir in seen_dirs:
+            result.skipped[rel_dir or "."] = "symlink-loop"
+            return
+        seen_dirs.add(real_dir)
+        gitignore = os.path.join(abs_dir, ".gitignore")
+        if os.path.isfile(gitignore) and _inside(_real(gitignore), real_root):
+            try:
+                with open(gitignore, encoding="utf-8", errors="replace") as handle:
+                    rules.add_gitignore(rel_dir, handle.read())
+            except OSError:
+                pass
+        try:
+            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+        except OSError:
+            result.skipped[rel_dir or "."] = "unreadable"
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                is_link = entry.is_symlink()
+                st = os.stat(entry.path) if is_link else entry.stat(follow_symlinks=False)
+            except OSError:
+                if is_link:
+                    result.skipped[rel] = "broken-symlink"
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if rules.is_ignored(rel, is_dir=is_dir):
+                continue
+            if is_link and not _inside(_real(entry.path), real_root):
+                result.skipped[rel] = "symlink-outside-root"
+                continue
+            if is_dir:
+                visit(entry.path, rel)
+            elif stat.S_ISREG(st.st_mode):
+                if len(result.files) >= max_files:
+                    result.skipped[rel] = "file-limit"
+                    continue
+                result.files.append(WalkedFile(rel, file_kind(rel), st.st_size, st.st_mtime_ns))
+
+    visit(str(root), "")
+    result.files.sort(key=lambda f: f.path)
+    return result, rules
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    data: bytes | None
+    text: str | None
+    reason: str | None  # why the file is not analyzed, when it is not
+
+
+def read_text(root: Path, path: str, max_bytes: int) -> ReadResult:
+    """Read one analyzable file: too large, binary or undecodable files come back with a reason."""
+    full = root / path
+    real_root = _real(str(root))
+    real = _real(str(full))
+    if not _inside(real, real_root):
+        return ReadResult(None, None, "symlink-outside-root")
+    try:
+        size = os.path.getsize(real)
+        if size > max_bytes:
+            return ReadResult(None, None, "too-large")
+        with open(real, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError:
+        return ReadResult(None, None, "unreadable")
+    if len(data) > max_bytes:
+        return ReadResult(None, None, "too-large")
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return ReadResult(data, None, "binary")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ReadResult(data, None, "invalid-utf8")
+    return ReadResult(data, text.removeprefix("\ufeff"), None)
+
+
+def normalise(path: str) -> str | None:
+    """A repository-relative POSIX path with `.` and `..` folded, or None when it leaves the root."""
+    parts: list[str] = []
+    for part in PurePosixPath(path.replace("\\", "/")).parts:
+        if part in ("", "."):
+            continue
+        if part == "/":
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def parent_dirs(path: str) -> Iterator[str]:
+    """`a/b/c.md` -> `a/b`, `a` (never the root)."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        yield "/".join(parts[:depth])

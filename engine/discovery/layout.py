@@ -1,0 +1,139 @@
+"""Packages and areas: the units between a repository and a file.
+
+Every `package.json` is a package. Areas are the first directory level(s) under each package's source roots
+(`src/`, `lib/`, ...) plus every ownership path that encloses at least one module; each module belongs to
+the longest area that encloses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pathspec
+
+from engine.config import Config
+from engine.model import AREA, PACKAGE, PackageFacts, entity_id
+
+
+@dataclass(frozen=True, slots=True)
+class PackageInfo:
+    id: str
+    directory: str  # '.' for the repository root
+    name: str  # the manifest name, or a directory name when there is none
+    manifest: str | None  # path of package.json (None for the implicit root package)
+    facts: PackageFacts | None
+
+
+@dataclass(frozen=True, slots=True)
+class AreaInfo:
+    id: str
+    path: str
+    name: str
+    package_id: str | None
+    parent_id: str | None
+    ownership_id: str | None
+    modules: tuple[str, ...]
+
+
+def _inside(path: str, directory: str) -> bool:
+    return directory == "." or path == directory or path.startswith(directory + "/")
+
+
+@dataclass(slots=True)
+class Layout:
+    packages: dict[str, PackageInfo]  # directory -> package
+    areas: dict[str, AreaInfo]  # path -> area
+    module_area: dict[str, str]  # module path -> area path
+    package_dirs_deepest_first: list[str]
+
+    def package_of(self, path: str) -> PackageInfo | None:
+        for directory in self.package_dirs_deepest_first:
+            if _inside(path, directory):
+                return self.packages[directory]
+        return None
+
+    def area_of(self, path: str) -> AreaInfo | None:
+        """The longest area enclosing a path (module, document or directory)."""
+        area = self.module_area.get(path)
+        if area is not None:
+            return self.areas[area]
+        parts = path.split("/")
+        for depth in range(len(parts), 0, -1):
+            candidate = "/".join(parts[:depth])
+            if candidate in self.areas:
+                return self.areas[candidate]
+        return None
+
+    def package_by_id(self, package_id: str) -> PackageInfo | None:
+        for info in self.packages.values():
+            if info.id == package_id:
+                return info
+        return None
+
+
+def _package_ids(manifests: Iterable[PackageFacts], root_name: str) -> dict[str, PackageInfo]:
+    infos: dict[str, PackageInfo] = {}
+    used: dict[str, str] = {}
+    for facts in sorted(manifests, key=lambda f: f.directory):
+        if facts.name:
+            name = facts.name
+        elif facts.directory == ".":
+            name = "root"
+        else:
+            name = facts.directory.rsplit("/", 1)[-1]
+        if name in used and used[name] != facts.directory:
+            name = facts.directory  # two unnamed packages share a directory name: the path disambiguates
+        used[name] = facts.directory
+        infos[facts.directory] = PackageInfo(entity_id(PACKAGE, name), facts.directory, name, facts.path, facts)
+    return infos
+
+
+def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], config: Config,
+                 root_name: str = "root") -> Layout:
+    packages = _package_ids(manifests, root_name)
+    deepest = sorted(packages, key=lambda d: (-(0 if d == "." else d.count("/") + 1), d))
+    layout = Layout(packages, {}, {}, deepest)
+    settings = config.analysis.areas
+    roots = set(settings.roots)
+    exclude = pathspec.GitIgnoreSpec.from_lines(list(settings.exclude)) if settings.exclude else None
+    module_list = sorted(modules)
+
+    candidates: set[str] = set()
+    for module in module_list:
+        package = layout.package_of(module)
+        base = package.directory if package else "."
+        relative = module if base == "." else module[len(base) + 1:]
+        dirs = relative.split("/")[:-1]
+        if len(dirs) < 2 or dirs[0] not in roots:
+            continue  # directly in the package or directly in a bare source root: no area
+        taken = "/".join(dirs[:1 + min(settings.depth, len(dirs) - 1)])
+        candidates.add(taken if base == "." else f"{base}/{taken}")
+
+    ownership_by_path: dict[str, str] = {}
+    for record in config.ownership:
+        ownership_by_path.setdefault(record.path, record.id)
+        if any(_inside(m, record.path) for m in module_list):
+            candidates.add(record.path)
+    if exclude is not None:
+        candidates = {c for c in candidates if not exclude.match_file(c + "/")}
+
+    # each module belongs to the longest enclosing candidate
+    members: dict[str, list[str]] = {c: [] for c in candidates}
+    ordered = sorted(candidates, key=lambda c: (-c.count("/"), c))
+    for module in module_list:
+        for candidate in ordered:
+            if module.startswith(candidate + "/"):
+                members[candidate].append(module)
+                layout.module_area[module] = candidate
+                break
+
+    for path in sorted(candidates):
+        parent = next((c for c in ordered if c != path and path.startswith(c + "/")), None)
+        package = layout.package_of(path)
+        layout.areas[path] = AreaInfo(
+            id=entity_id(AREA, path), path=path, name=path.rsplit("/", 1)[-1],
+            package_id=package.id if package else None,
+            parent_id=entity_id(AREA, parent) if parent else None,
+            ownership_id=ownership_by_path.get(path), modules=tuple(members[path]))
+    return layout

@@ -1,0 +1,108 @@
+"""`package.json` and `tsconfig.json` facts (pure, per file)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.hashing import sha256_bytes
+from engine.model import Issue, PackageFacts, TsconfigFacts
+
+ANALYZER_VERSION = "1.0.0"
+DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+
+
+def _issue(code: str, message: str, line: int = 0) -> Issue:
+    return Issue(code, message, line, 0, line, 0)
+
+
+def _line_of(text: str, pattern: str) -> int:
+    match = re.search(pattern, text)
+    return text.count("\n", 0, match.start()) if match else 0
+
+
+def analyze_package_json(path: str, text: str, data: bytes | None = None) -> PackageFacts:
+    content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
+    directory = path.rsplit("/", 1)[0] if "/" in path else "."
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return PackageFacts(path, content_hash, directory, None, 0, (), (), (), (), None,
+                            (_issue("MANIFEST_INVALID", f"package.json is not valid JSON: {exc.msg}.",
+                                    exc.lineno - 1),))
+    if not isinstance(manifest, dict):
+        return PackageFacts(path, content_hash, directory, None, 0, (), (), (), (), None,
+                            (_issue("MANIFEST_INVALID", "package.json must be a JSON object."),))
+    name = manifest.get("name") if isinstance(manifest.get("name"), str) and manifest["name"].strip() else None
+    workspaces_raw = manifest.get("workspaces")
+    if isinstance(workspaces_raw, dict):
+        workspaces_raw = workspaces_raw.get("packages")
+    workspaces = tuple(w for w in workspaces_raw if isinstance(w, str)) if isinstance(workspaces_raw, list) else ()
+    scripts_raw = manifest.get("scripts")
+    scripts = tuple(sorted((k, v) for k, v in scripts_raw.items() if isinstance(v, str))) if isinstance(
+        scripts_raw, dict) else ()
+    dependencies: dict[str, str] = {}
+    for field in DEPENDENCY_FIELDS:
+        value = manifest.get(field)
+        if isinstance(value, dict):
+            for dep in value:
+                dependencies.setdefault(dep, field)
+    entries = _entry_points(manifest)
+    package_manager = manifest.get("packageManager") if isinstance(manifest.get("packageManager"), str) else None
+    return PackageFacts(path, content_hash, directory, name.strip() if name else None,
+                        _line_of(text, r'"name"\s*:') if name else 0, workspaces, scripts,
+                        tuple(sorted(dependencies.items())), entries, package_manager, ())
+
+
+def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """Candidate entry files, most specific first: `exports["."]`, `types`, `module`, `main`."""
+    found: list[str] = []
+
+    def add(value: Any) -> None:
+        if isinstance(value, str) and value not in found:
+            found.append(value)
+        elif isinstance(value, dict):
+            for key in ("types", "import", "default", "require", "node"):
+                add(value.get(key))
+
+    exports = manifest.get("exports")
+    if isinstance(exports, dict):
+        add(exports.get(".", exports if not any(k.startswith(".") for k in exports) else None))
+    else:
+        add(exports)
+    for key in ("source", "types", "typings", "module", "main"):
+        add(manifest.get(key))
+    return tuple(found)
+
+
+_JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def parse_jsonc(text: str) -> Any:
+    """JSON with comments and trailing commas, as tsconfig files are written."""
+    without_comments = _JSONC_TOKEN.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    cleaned = []
+    for part in re.split(r'("(?:\\.|[^"\\])*")', without_comments):
+        cleaned.append(part if part.startswith('"') else _TRAILING_COMMA.sub(r"\1", part))
+    return json.loads("".join(cleaned))
+
+
+def analyze_tsconfig(path: str, text: str, data: bytes | None = None) -> TsconfigFacts:
+    content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
+    try:
+        config = parse_jsonc(text)
+    except json.JSONDecodeError as exc:
+        return TsconfigFacts(path, content_hash, None, (), None,
+                             (_issue("TSCONFIG_INVALID", f"{path} is not valid JSON: {exc.msg}.", exc.lineno - 1),))
+    if not isinstance(config, dict):
+        return TsconfigFacts(path, content_hash, None, (), None, ())
+    options = config.get("compilerOptions") if isinstance(config.get("compilerOptions"), dict) else {}
+    base_url = options.get("baseUrl") if isinstance(options.get("baseUrl"), str) else None
+    paths_raw = options.get("paths") if isinstance(options.get("paths"), dict) else {}
+    paths = tuple(sorted(
+        (pattern, tuple(t for t in targets if isinstance(t, str)))
+        for pattern, targets in paths_raw.items() if isinstance(targets, list)))
+    extends = config.get("extends") if isinstance(config.get("extends"), str) else None
+    return TsconfigFacts(path, content_hash, base_url, paths, extends, ())

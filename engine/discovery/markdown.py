@@ -1,0 +1,529 @@
+"""Markdown analyzer: one document's facts, a pure function of its path and text.
+
+markdown-it-py (CommonMark + GFM tables, task lists, footnotes, autolinks, front matter) plus a small
+`[[wiki link]]` rule. markdown-it gives inline tokens no positions, so the inline rules we care about are
+wrapped to record where in the inline source each token starts and ends; those offsets are then mapped
+back to (line, column) of the document. Fenced code, indented code and generated regions never yield
+links or mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import regex
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.gfm import gfm_plugin
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine.hashing import region_hash, sha256_bytes
+from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
+
+ANALYZER_VERSION = "1.0.0"
+SUMMARY_LIMIT = 400
+BODY_LIMIT = 16000
+MAX_HEADINGS = 1000
+FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier")
+
+_OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
+_CLOSE_RE = re.compile(r"^\s*<!--\s*/doc-bridge:generated\s*-->\s*$")
+_HASH_RE = re.compile(r"\bhash=([A-Za-z0-9]+)")
+_SLUG_DROP = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc} -]")
+_CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
+_LETTER = regex.compile(r"\p{L}")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_PT_HINTS = frozenset(
+    "que não uma para com como são também está você pela pelo dos das isso quando onde ao aos é ou mais muito "
+    "seu sua sobre entre".split())
+_EN_HINTS = frozenset(
+    "the and is are this that with for you your when where which from into should will would have has".split())
+_POSITIONED_RULES = ("backticks", "link", "image", "autolink", "wikilink",
+                     "gfm_autolink_www", "gfm_autolink_protocol", "gfm_autolink_email")
+
+
+# --------------------------------------------------------------------------------------------------
+# Parser setup
+
+
+def _wikilink(state: StateInline, silent: bool) -> bool:
+    src, pos = state.src, state.pos
+    if not src.startswith("[[", pos):
+        return False
+    end = src.find("]]", pos + 2)
+    if end < 0:
+        return False
+    inner = src[pos + 2:end]
+    if not inner.strip() or "\n" in inner or "[" in inner or "]" in inner:
+        return False
+    if not silent:
+        target, _, label = inner.partition("|")
+        token = state.push("wikilink", "", 0)
+        token.meta = {"target": target.strip(), "label": (label or target).strip()}
+        token.content = inner
+    state.pos = end + 2
+    return True
+
+
+def _positioned(rule: Any) -> Any:
+    """Wrap an inline rule so the first token it pushes remembers its [start, end) in the inline source."""
+
+    def wrapped(state: StateInline, silent: bool) -> bool:
+        start = state.pos
+        before = len(state.tokens)
+        flushes = 1 if state.pending else 0
+        ok = rule(state, silent)
+        if ok and not silent:
+            index = before + flushes
+            if index < len(state.tokens):
+                token = state.tokens[index]
+                if token.type == "text" and index + 1 < len(state.tokens):
+                    token = state.tokens[index + 1]
+                meta = dict(token.meta) if token.meta else {}
+                meta["src"] = (start, state.pos)
+                token.meta = meta
+        return ok
+
+    return wrapped
+
+
+def _build_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
+    md.inline.ruler.before("link", "wikilink", _wikilink)
+    for rule in md.inline.ruler.__rules__:
+        if rule.name in _POSITIONED_RULES:
+            md.inline.ruler.at(rule.name, _positioned(rule.fn))
+    # Emphasis and typography change nothing we extract; skipping them is measurably faster.
+    md.disable(["emphasis", "strikethrough", "replacements", "smartquotes"], ignoreInvalid=True)
+    return md
+
+
+_PARSER: MarkdownIt | None = None
+
+
+def parser() -> MarkdownIt:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = _build_parser()
+    return _PARSER
+
+
+# --------------------------------------------------------------------------------------------------
+# Frontmatter schema
+
+
+def _stringify(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
+
+
+class DeclaredRelation(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    from_: str = Field(alias="from", min_length=1)
+    to: str = Field(min_length=1)
+    kind: str = "imports"
+    detection: str = "static"
+
+
+class DocbridgeBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    covers: list[str] = Field(default_factory=list)
+    relations: list[DeclaredRelation] = Field(default_factory=list)
+
+    @field_validator("covers", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class Frontmatter(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    title: str | None = None
+    type: str | None = None
+    audience: str | None = None
+    owner: str | None = None
+    lifecycle: str | None = None
+    tier: str | None = None
+    covers: list[str] = Field(default_factory=list)
+    docbridge: DocbridgeBlock | None = None
+
+    @field_validator("title", "type", "audience", "owner", "lifecycle", "tier", mode="before")
+    @classmethod
+    def _scalar(cls, value: Any) -> Any:
+        return _stringify(value)
+
+    @field_validator("covers", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _key_line(lines: list[str], first: int, last: int, key: str, after: int | None = None) -> int:
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*:")
+    for index in range(after if after is not None else first, last):
+        if pattern.match(lines[index]):
+            return index
+    return first
+
+
+def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple[
+        tuple[tuple[str, str], ...], tuple[Declaration, ...], tuple[Issue, ...]]:
+    """Parse the YAML between lines `first` and `last` (exclusive): subset, declarations, issues."""
+    def issue(message: str, line: int) -> tuple[Issue, ...]:
+        width = len(lines[line]) if 0 <= line < len(lines) else 0
+        return (Issue("DOCBRIDGE_BLOCK_INVALID", message, line, 0, line, width),)
+
+    try:
+        data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = first + (mark.line if mark is not None else 0)
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        text = f"{context}, {problem}" if context else str(problem)
+        return (), (), issue(f"Frontmatter is not valid YAML: {text}.", min(line, last - 1))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first)
+    try:
+        parsed = Frontmatter.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [str(x) for x in error["loc"]]
+        line = _key_line(lines, first, last, loc[0]) if loc else first
+        if len(loc) > 1 and loc[0] == "docbridge" and not loc[1].isdigit():
+            line = _key_line(lines, first, last, loc[1], after=line)
+        where = ".".join(loc)
+        return (), (), issue(f"Frontmatter key `{where}`: {error['msg']}.", line)
+    subset = []
+    for key in FRONTMATTER_KEYS:
+        value = getattr(parsed, key)
+        if isinstance(value, str) and value.strip():
+            subset.append((key, value.strip()[:128]))
+    declarations: list[Declaration] = []
+    block = parsed.docbridge
+    refs = list(parsed.covers) + (list(block.covers) if block else [])
+    seen_lines: dict[str, int] = {}
+    for ref in refs:
+        line, column = _locate(lines, first, last, ref, seen_lines)
+        declarations.append(Declaration("covers", ref.strip(), line, column, column + len(ref)))
+    if block:
+        for relation in block.relations:
+            line, column = _locate(lines, first, last, relation.from_, seen_lines)
+            declarations.append(Declaration("relation", relation.from_.strip(), line, column,
+                                            column + len(relation.from_), relation.to.strip(), relation.kind))
+    return tuple(subset), tuple(declarations), ()
+
+
+def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str, int]) -> tuple[int, int]:
+    """The line and column of a frontmatter value (the next occurrence after the last one found)."""
+    start = seen.get(needle, first)
+    for index in range(start, last):
+        column = lines[index].find(needle)
+        if column >= 0:
+            seen[needle] = index + 1
+            return index, column
+    return first, 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def slugify(text: str) -> str:
+    """GitHub's heading anchor: lowercase, punctuation dropped, spaces to hyphens."""
+    return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
+
+
+def _summarise(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= SUMMARY_LIMIT:
+        return text
+    head = text[:SUMMARY_LIMIT]
+    cut = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+    if cut > SUMMARY_LIMIT * 0.4:
+        return head[:cut + 1]
+    space = head.rfind(" ")
+    return head[:space] if space > 0 else head
+
+
+def detect_language(text: str) -> str:
+    letters = len(_LETTER.findall(text[:20000]))
+    if letters and len(_CJK.findall(text[:20000])) / letters > 0.2:
+        return "cjk"
+    words = [w.lower() for w in _WORD.findall(text[:20000])]
+    pt = sum(1 for w in words if w in _PT_HINTS)
+    en = sum(1 for w in words if w in _EN_HINTS)
+    return "pt" if pt > en and pt >= 3 else "en"
+
+
+class _Positions:
+    """Maps offsets inside an inline token's content back to document (line, column)."""
+
+    def __init__(self, lines: list[str], cursors: dict[int, int]) -> None:
+        self.lines = lines
+        self.cursors = cursors  # table rows: where the next cell on a line may start
+
+    def bases(self, inline: Any) -> tuple[list[int], list[int]]:
+        first = inline.map[0] if inline.map else 0
+        content_lines = inline.content.split("\n")
+        starts, bases = [], []
+        offset = 0
+        for index, content_line in enumerate(content_lines):
+            line_no = first + index
+            source = self.lines[line_no] if line_no < len(self.lines) else ""
+            stripped, needle = source.rstrip(), content_line.rstrip()
+            if needle and stripped.endswith(needle) and not self.cursors.get(line_no):
+                base = len(stripped) - len(needle)
+            else:
+                base = source.find(needle, self.cursors.get(line_no, 0)) if needle else 0
+                if base < 0:
+                    base = max(source.find(needle), 0)
+            starts.append(offset)
+            bases.append(base)
+            offset += len(content_line) + 1
+        return starts, bases
+
+    @staticmethod
+    def at(inline: Any, starts: list[int], bases: list[int], offset: int) -> tuple[int, int]:
+        first = inline.map[0] if inline.map else 0
+        index = 0
+        for i, start in enumerate(starts):
+            if start <= offset:
+                index = i
+            else:
+                break
+        return first + index, bases[index] + (offset - starts[index])
+
+
+def _plain(children: list[Any]) -> str:
+    parts = []
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "wikilink":
+            parts.append(child.meta.get("label", ""))
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------
+# The analyzer
+
+
+def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:
+    """Facts of one Markdown document. Never raises on content: problems become `issues`."""
+    content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
+    text = text.removeprefix("\ufeff")
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    env: dict[str, Any] = {}
+    try:
+        tokens = parser().parse(text, env)
+    except Exception as exc:  # pathological input must not take the scan down
+        issue = Issue("DOCBRIDGE_BLOCK_INVALID", f"The document could not be parsed: {exc}.", 0, 0, 0, 0)
+        return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (issue,), (), (), (), "en",
+                             len(lines), "")
+
+    code_lines: set[int] = set()
+    for token in tokens:
+        if token.type in ("fence", "code_block") and token.map:
+            code_lines.update(range(token.map[0], token.map[1]))
+    regions = _regions(lines, code_lines)
+    region_lines: set[int] = set()
+    for region in regions:
+        region_lines.update(range(region.start_line, region.end_line + 1))
+
+    frontmatter: tuple[tuple[str, str], ...] = ()
+    declarations: tuple[Declaration, ...] = ()
+    issues: tuple[Issue, ...] = ()
+    headings: list[Heading] = []
+    links: list[Link] = []
+    spans: list[CodeSpan] = []
+    slug_counts: dict[str, int] = {}
+    summary: str | None = None
+    body_parts: list[str] = []
+    words = 0
+    positions = _Positions(lines, {})
+    in_paragraph = False
+    heading_level = 0
+
+    for _index, token in enumerate(tokens):
+        kind = token.type
+        if kind == "front_matter" and token.map:
+            first, last = token.map[0] + 1, token.map[1] - 1
+            frontmatter, declarations, issues = _frontmatter(lines, first, max(first, last), token.content)
+            continue
+        if kind in ("fence", "code_block"):
+            words += len(token.content.split())
+            continue
+        if kind == "paragraph_open":
+            in_paragraph = True
+            continue
+        if kind == "paragraph_close":
+            in_paragraph = False
+            continue
+        if kind == "heading_open":
+            heading_level = int(token.tag[1])
+            continue
+        if kind == "heading_close":
+            heading_level = 0
+            continue
+        if kind in ("tr_open", "table_open"):
+            positions.cursors.clear()
+            continue
+        if kind != "inline" or not token.map:
+            continue
+        children = token.children or []
+        starts, bases = positions.bases(token)
+        line_no = token.map[0]
+        plain = _plain(children)
+        words += len(plain.split())
+        if heading_level and len(headings) < MAX_HEADINGS and plain.strip():
+            base_slug = slugify(plain)
+            count = slug_counts.get(base_slug, 0)
+            slug_counts[base_slug] = count + 1
+            slug = base_slug if count == 0 else f"{base_slug}-{count}"
+            source = lines[line_no] if line_no < len(lines) else ""
+            column = bases[0] if bases else 0
+            headings.append(Heading(heading_level, plain.strip()[:256], slug, line_no, column,
+                                    len(source.rstrip())))
+        if line_no in region_lines:
+            continue
+        if in_paragraph and summary is None and plain.strip() and not _lone_link(children):
+            summary = _summarise(plain)
+        body_parts.append(_search_text(children))
+        _inline_facts(token, children, starts, bases, lines, region_lines, links, spans)
+        # table cells on one line: the next cell starts after this one
+        if token.map and token.map[1] - token.map[0] == 1 and not heading_level and not in_paragraph:
+            end_offset = len(token.content)
+            _, end_col = positions.at(token, starts, bases, end_offset)
+            positions.cursors[line_no] = end_col
+
+    title = dict(frontmatter).get("title") or next((h.text for h in headings if h.level == 1), None)
+    body = " ".join(" ".join(body_parts).split())[:BODY_LIMIT]
+    return MarkdownFacts(
+        path=path, content_hash=content_hash, title=title, headings=tuple(headings), summary=summary,
+        word_count=words, frontmatter=frontmatter, declarations=declarations, issues=issues,
+        links=tuple(links), code_spans=tuple(spans), regions=tuple(regions),
+        language=detect_language(text), line_count=len(lines), body=body)
+
+
+def _lone_link(children: list[Any]) -> bool:
+    meaningful = [c for c in children if not (c.type == "text" and not c.content.strip())]
+    if not meaningful:
+        return False
+    if meaningful[0].type == "image":
+        return all(c.type == "image" or c.type.startswith("link_") for c in meaningful)
+    return meaningful[0].type == "link_open" and meaningful[-1].type == "link_close" and all(
+        c.type != "link_open" for c in meaningful[1:-1])
+
+
+def _search_text(children: list[Any]) -> str:
+    """Text for the search body: prose and inline code, without link text and images."""
+    parts, depth = [], 0
+    for child in children:
+        if child.type == "link_open":
+            depth += 1
+        elif child.type == "link_close":
+            depth = max(0, depth - 1)
+        elif depth == 0 and child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return "".join(parts)
+
+
+def _inline_facts(inline: Any, children: list[Any], starts: list[int], bases: list[int], lines: list[str],
+                  region_lines: set[int], links: list[Link], spans: list[CodeSpan]) -> None:
+    def position(offset: int) -> tuple[int, int]:
+        return _Positions.at(inline, starts, bases, offset)
+
+    open_links: list[tuple[Any, int]] = []
+    for index, child in enumerate(children):
+        src = child.meta.get("src") if child.meta else None
+        if child.type == "code_inline" and src:
+            line, column = position(src[0])
+            end_line, end_column = position(src[1])
+            if line in region_lines:
+                continue
+            code = " ".join(child.content.split())
+            if code:
+                spans.append(CodeSpan(code, line, column, end_line, end_column))
+        elif child.type == "link_open" and src:
+            open_links.append((child, index))
+        elif child.type == "link_close" and open_links:
+            opener, start_index = open_links.pop()
+            inner = children[start_index + 1:index]
+            src = opener.meta["src"]
+            line, column = position(src[0])
+            if line in region_lines:
+                continue
+            end_line, end_column = position(src[1])
+            raw = inline.content[src[0]:src[1]]
+            if opener.markup in ("autolink", "linkify") or opener.info == "auto":
+                kind = "autolink"
+            elif raw.rstrip().endswith(")"):
+                kind = "inline"
+            else:
+                kind = "reference"
+            in_code = len([c for c in inner if c.type != "text" or c.content.strip()]) == 1 and any(
+                c.type == "code_inline" for c in inner)
+            links.append(Link(str(opener.attrs.get("href", "")), _plain(inner).strip()[:256], kind, line,
+                              column, end_line, end_column, in_code))
+        elif child.type == "image" and src:
+            line, column = position(src[0])
+            if line in region_lines:
+                continue
+            end_line, end_column = position(src[1])
+            links.append(Link(str(child.attrs.get("src", "")), child.content[:256], "image", line, column,
+                              end_line, end_column))
+        elif child.type == "wikilink" and src:
+            line, column = position(src[0])
+            if line in region_lines:
+                continue
+            end_line, end_column = position(src[1])
+            links.append(Link(child.meta["target"], child.meta["label"][:256], "wiki", line, column,
+                              end_line, end_column))
+
+
+def _regions(lines: list[str], code_lines: set[int]) -> list[Region]:
+    regions: list[Region] = []
+    open_at: int | None = None
+    recorded: str | None = None
+
+    def close(end: int, closed: bool) -> None:
+        assert open_at is not None
+        inner = lines[open_at + 1:end] if closed else lines[open_at + 1:end + 1]
+        regions.append(Region(open_at, end, recorded, region_hash(inner), closed))
+
+    for number, line in enumerate(lines):
+        if number in code_lines:
+            continue
+        opened = _OPEN_RE.match(line)
+        if opened:
+            if open_at is not None:
+                close(number - 1, False)
+            match = _HASH_RE.search(opened.group(1))
+            open_at, recorded = number, (match.group(1) if match else None)
+        elif _CLOSE_RE.match(line) and open_at is not None:
+            close(number, True)
+            open_at, recorded = None, None
+    if open_at is not None:
+        last = len(lines) - 1
+        while last > open_at and not lines[last].strip():
+            last -= 1
+        close(last, False)
+    return regions

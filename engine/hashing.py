@@ -1,0 +1,29 @@
+"""Hashes used across the engine: file bytes, canonical JSON, generated regions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def canonical_hash(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def region_hash(lines: list[str]) -> str:
+    """Hash of a generated region's body: the lines strictly between its markers, each ending in `\\n`.
+
+    CRLF is normalised to LF, so a region checked out with Windows line endings verifies alike.
+    """
+    body = "".join(line.rstrip("\r\n") + "\n" for line in lines)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]

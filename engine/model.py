@@ -1,0 +1,352 @@
+"""The engine's data model.
+
+Per-file facts and relations are slotted, frozen dataclasses: a scan builds tens of thousands of them, and
+they round-trip through the on-disk cache as plain JSON rows (`to_row` / `from_row`). pydantic validates
+only what crosses a boundary (configuration, frontmatter, artifacts read back from disk).
+
+Positions are 0-based lines and 0-based columns counted in Unicode code points. Surfaces convert: the
+CLI prints 1-based `line:col`, SARIF uses 1-based positions, the language server speaks UTF-16 (or UTF-8).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+SCHEMA_VERSION = 1
+CONFIDENCE_ORDER = ("observed", "declared", "fuzzy", "proposed")
+
+DOCUMENT, MODULE, AREA, PACKAGE, EXTERNAL, INTENT, CHANGE = (
+    "document", "module", "area", "package", "external", "intent", "change")
+ENTITY_KINDS = (DOCUMENT, MODULE, AREA, PACKAGE, EXTERNAL, INTENT, CHANGE)
+RELATION_KINDS = ("contains", "imports", "re-exports", "links-to", "mentions", "mentions-symbol", "covers")
+
+
+def entity_id(kind: str, value: str) -> str:
+    return f"{kind}:{value}"
+
+
+def split_id(eid: str) -> tuple[str, str]:
+    kind, _, value = eid.partition(":")
+    return kind, value
+
+
+def weaker_confidence(a: str, b: str) -> str:
+    """The less trustworthy of two confidence levels (observed < declared < fuzzy < proposed)."""
+    return a if CONFIDENCE_ORDER.index(a) >= CONFIDENCE_ORDER.index(b) else b
+
+
+# --------------------------------------------------------------------------------------------------
+# Row codec: every dataclass below is stored as a list of its field values, nested dataclasses too.
+
+
+def to_row(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return [to_row(getattr(obj, f)) for f in obj.__slots__]  # type: ignore[attr-defined]
+    if isinstance(obj, tuple):
+        return [to_row(x) for x in obj]
+    return obj
+
+
+def _tupled(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tupled(x) for x in value)
+    return value
+
+
+class Row:
+    """Mixin: `from_row` rebuilds an instance; `_nested` names fields holding tuples of other row classes."""
+
+    __slots__ = ()
+    _nested: ClassVar[dict[str, type]] = {}
+    _single: ClassVar[dict[str, type]] = {}
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Any:
+        values = []
+        for name, value in zip(cls.__slots__, row):  # type: ignore[attr-defined]
+            nested = cls._nested.get(name)
+            if nested is not None:
+                values.append(tuple(nested.from_row(x) for x in value))  # type: ignore[attr-defined]
+            elif name in cls._single:
+                values.append(None if value is None else cls._single[name].from_row(value))  # type: ignore
+            else:
+                values.append(_tupled(value))
+        return cls(*values)
+
+
+# --------------------------------------------------------------------------------------------------
+# Evidence and relations
+
+
+@dataclass(frozen=True, slots=True)
+class Span(Row):
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def contains(self, line: int, column: int) -> bool:
+        if line < self.line or line > self.end_line:
+            return False
+        if line == self.line and column < self.column:
+            return False
+        return not (line == self.end_line and column > self.end_column)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence(Row):
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def to_json(self, content_hash: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "line": self.line, "column": self.column,
+                               "end_line": self.end_line, "end_column": self.end_column}
+        if content_hash:
+            out["content_hash"] = content_hash
+        return out
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation(Row):
+    source: str
+    target: str
+    kind: str
+    evidence: tuple[Evidence, ...]
+    confidence: str = "observed"
+    provenance: str = "observed"
+    metadata: tuple[tuple[str, Any], ...] = ()
+    _nested: ClassVar[dict[str, type]] = {"evidence": Evidence}
+
+    @property
+    def discriminator(self) -> str:
+        return str(dict(self.metadata).get("symbol", ""))
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.source, self.kind, self.target, self.discriminator)
+
+    @property
+    def id(self) -> str:
+        base = f"relation:{self.source}:{self.kind}:{self.target}"
+        return f"{base}:{self.discriminator}" if self.discriminator else base
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        for k, v in self.metadata:
+            if k == key:
+                return v
+        return default
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown facts
+
+
+@dataclass(frozen=True, slots=True)
+class Heading(Row):
+    level: int
+    text: str
+    slug: str
+    line: int
+    column: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Link(Row):
+    """A link as written: `kind` is inline, reference, autolink, wiki or image; `target` is the raw href."""
+
+    target: str
+    text: str
+    kind: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    in_code: bool = False  # the link text is a single code span (the span is recorded separately)
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSpan(Row):
+    """Inline code: `text` is the code, the span covers the backticks."""
+
+    text: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.end_line, self.end_column)
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration(Row):
+    """A frontmatter reference: a `covers` entry, or a declared relation `from -> to`."""
+
+    kind: str  # covers | relation
+    ref: str
+    line: int
+    column: int
+    end_column: int
+    target: str = ""  # relations only: the `to` side; `ref` holds the `from` side
+    relation_kind: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Issue(Row):
+    """A problem found while reading a file (malformed frontmatter, unparseable manifest)."""
+
+    code: str
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Region(Row):
+    """A generated region: marker lines `start_line`/`end_line` (inclusive), recorded and recomputed hash."""
+
+    start_line: int
+    end_line: int
+    recorded_hash: str | None
+    computed_hash: str
+    closed: bool
+
+    @property
+    def edited(self) -> bool:
+        return self.recorded_hash is not None and self.recorded_hash != self.computed_hash
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownFacts(Row):
+    path: str
+    content_hash: str
+    title: str | None
+    headings: tuple[Heading, ...]
+    summary: str | None
+    word_count: int
+    frontmatter: tuple[tuple[str, str], ...]
+    declarations: tuple[Declaration, ...]
+    issues: tuple[Issue, ...]
+    links: tuple[Link, ...]
+    code_spans: tuple[CodeSpan, ...]
+    regions: tuple[Region, ...]
+    language: str
+    line_count: int
+    body: str
+    kind: ClassVar[str] = DOCUMENT
+    _nested: ClassVar[dict[str, type]] = {
+        "headings": Heading, "declarations": Declaration, "issues": Issue, "links": Link,
+        "code_spans": CodeSpan, "regions": Region}
+
+    def fm(self, key: str) -> str | None:
+        for k, v in self.frontmatter:
+            if k == key:
+                return v
+        return None
+
+    @property
+    def slugs(self) -> frozenset[str]:
+        return frozenset(h.slug for h in self.headings)
+
+
+# --------------------------------------------------------------------------------------------------
+# JS/TS facts
+
+
+@dataclass(frozen=True, slots=True)
+class Export(Row):
+    """An exported name. `source` is set when the name comes from another module (a re-export)."""
+
+    name: str
+    kind: str
+    line: int
+    column: int
+    end_column: int
+    source: str | None = None
+
+    @property
+    def declared(self) -> bool:
+        return self.source is None and self.name not in ("*",)
+
+
+@dataclass(frozen=True, slots=True)
+class Import(Row):
+    """An import of any form; the span is the specifier string's."""
+
+    specifier: str
+    kind: str  # static | type | side-effect | dynamic | require | re-export
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts(Row):
+    path: str
+    content_hash: str
+    exports: tuple[Export, ...]
+    imports: tuple[Import, ...]
+    parse_errors: int
+    dynamic_unanalyzed: int
+    line_count: int
+    kind: ClassVar[str] = MODULE
+    _nested: ClassVar[dict[str, type]] = {"exports": Export, "imports": Import}
+
+
+# --------------------------------------------------------------------------------------------------
+# Manifests
+
+
+@dataclass(frozen=True, slots=True)
+class PackageFacts(Row):
+    """A `package.json`: `path` is the manifest's path, `directory` the package root ('.' at the top)."""
+
+    path: str
+    content_hash: str
+    directory: str
+    name: str | None
+    name_line: int
+    workspaces: tuple[str, ...]
+    scripts: tuple[tuple[str, str], ...]
+    dependencies: tuple[tuple[str, str], ...]
+    entry_points: tuple[str, ...]
+    package_manager: str | None
+    issues: tuple[Issue, ...]
+    kind: ClassVar[str] = "package-manifest"
+    _nested: ClassVar[dict[str, type]] = {"issues": Issue}
+
+
+@dataclass(frozen=True, slots=True)
+class TsconfigFacts(Row):
+    path: str
+    content_hash: str
+    base_url: str | None
+    paths: tuple[tuple[str, tuple[str, ...]], ...]
+    extends: str | None
+    issues: tuple[Issue, ...]
+    kind: ClassVar[str] = "tsconfig"
+    _nested: ClassVar[dict[str, type]] = {"issues": Issue}
+
+
+FileFacts = MarkdownFacts | ModuleFacts | PackageFacts | TsconfigFacts
+FACT_CLASSES: dict[str, type] = {
+    DOCUMENT: MarkdownFacts, MODULE: ModuleFacts, "package-manifest": PackageFacts, "tsconfig": TsconfigFacts}

@@ -1,0 +1,355 @@
+"""The Snapshot: every entity and relation of the repository, with evidence, coverage and a content hash.
+
+Built from the workspace's facts and resolutions; the `content_hash` is semantic: it covers entities,
+relations, meaningful coverage, analyzer versions and configuration, never timings or cache reuse, so a
+warm scan and a cold scan of the same tree hash alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engine.discovery import resolve
+from engine.discovery.analyze import ANALYZER_VERSIONS
+from engine.hashing import canonical_hash
+from engine.model import (
+    AREA,
+    CHANGE,
+    DOCUMENT,
+    EXTERNAL,
+    INTENT,
+    MODULE,
+    PACKAGE,
+    SCHEMA_VERSION,
+    Evidence,
+    Relation,
+    entity_id,
+    split_id,
+)
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
+
+MAX_NOTES = 256
+PROJECT_FILES = ("readme", "contributing", "security", "changelog", "agents", "code_of_conduct", "license")
+AUDIENCES = ("agent", "human", "human-and-agent", "archive", "project", "internal", "external", "unclassified")
+
+
+@dataclass(slots=True)
+class Entity:
+    id: str
+    kind: str
+    path: str | None
+    title: str | None
+    summary: str | None = None
+    content_hash: str | None = None
+    provenance: str = "observed"
+    confidence: str = "observed"
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"id": self.id, "kind": self.kind, "path": self.path, "title": self.title, "summary": self.summary,
+               "content_hash": self.content_hash, "provenance": self.provenance, "confidence": self.confidence}
+        out.update(self.data)
+        return out
+
+
+def relation_json(relation: Relation, hashes: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": relation.id,
+        "source": relation.source,
+        "target": relation.target,
+        "kind": relation.kind,
+        "evidence": [e.to_json(hashes.get(e.path)) for e in relation.evidence],
+        "confidence": relation.confidence,
+        "provenance": relation.provenance,
+        "metadata": {k: list(v) if isinstance(v, tuple) else v for k, v in relation.metadata},
+    }
+
+
+@dataclass(slots=True)
+class Snapshot:
+    entities: dict[str, Entity]
+    relations: list[Relation]
+    coverage: dict[str, Any]
+    reuse: dict[str, Any]
+    config_hash: str
+    hashes: dict[str, str]  # file path -> content hash (for evidence)
+    content_hash: str = ""
+
+    def entity(self, eid: str) -> Entity | None:
+        return self.entities.get(eid)
+
+    def to_json_obj(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "content_hash": self.content_hash,
+            "analyzer_versions": analyzer_versions(),
+            "config_hash": self.config_hash,
+            "entities": [e.to_json() for e in self.entities.values()],
+            "relations": [relation_json(r, self.hashes) for r in self.relations],
+            "coverage": {**self.coverage, "reuse": self.reuse},
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_obj(), sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+
+    def counts(self) -> tuple[Counter[str], Counter[str]]:
+        return Counter(e.kind for e in self.entities.values()), Counter(r.kind for r in self.relations)
+
+
+def analyzer_versions() -> dict[str, str]:
+    return {**ANALYZER_VERSIONS, "resolve": resolve.RESOLVER_VERSION}
+
+
+def classification(path: str, frontmatter: dict[str, str], agent_root: str | None) -> str:
+    """Frontmatter `audience` (or a `type` that names an audience) wins over the path heuristic."""
+    audience = (frontmatter.get("audience") or "").strip().lower()
+    if audience in AUDIENCES:
+        return audience
+    kind = (frontmatter.get("type") or "").strip().lower()
+    if kind in AUDIENCES:
+        return kind
+    root = (agent_root or "docs/for-agents").strip("/")
+    if path.startswith(root + "/"):
+        return "agent"
+    if path.startswith("docs-archive/"):
+        return "archive"
+    if path.startswith("docs/"):
+        return "human"
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    if stem in PROJECT_FILES:
+        return "project"
+    return "unclassified"
+
+
+def build_snapshot(ws: Workspace) -> Snapshot:
+    u = ws.universe
+    layout = u.layout
+    assert layout is not None
+    config = ws.config
+    entities: dict[str, Entity] = {}
+    relations: list[Relation] = []
+    hashes: dict[str, str] = {}
+    agent_root = config.corpus.agent.root
+
+    for path, facts in u.documents.items():
+        hashes[path] = facts.content_hash
+        resolution = ws.documents.get(path)
+        frontmatter = dict(facts.frontmatter)
+        data: dict[str, Any] = {
+            "headings": [{"level": h.level, "text": h.text, "slug": h.slug, "line": h.line}
+                         for h in facts.headings[:256]],
+            "frontmatter": frontmatter,
+            "word_count": facts.word_count,
+            "generated_regions": [{"start_line": r.start_line, "end_line": r.end_line, "hash": r.recorded_hash,
+                                   "computed_hash": r.computed_hash, "closed": r.closed} for r in facts.regions],
+            "language": facts.language,
+            "classification": classification(path, frontmatter, agent_root),
+        }
+        if resolution is not None:
+            if resolution.truncated:
+                data["evidence_truncated"] = True
+            ambiguous = [r for r in resolution.references if r.status == "ambiguous" and r.symbol]
+            if ambiguous:
+                by_symbol: dict[str, dict[str, Any]] = {}
+                for ref in ambiguous:
+                    entry = by_symbol.setdefault(ref.symbol or "", {
+                        "symbol": ref.symbol, "candidates": list(ref.candidates[:32]),
+                        "candidate_count": len(ref.candidates), "lines": []})
+                    if ref.span.line not in entry["lines"]:
+                        entry["lines"].append(ref.span.line)
+                data["ambiguous_symbols"] = [by_symbol[k] for k in sorted(by_symbol)][:64]
+        entities[entity_id(DOCUMENT, path)] = Entity(
+            entity_id(DOCUMENT, path), DOCUMENT, path, facts.title or path.rsplit("/", 1)[-1],
+            facts.summary, facts.content_hash, data=data)
+
+    externals: set[str] = set()
+    for path, facts in u.modules.items():
+        hashes[path] = facts.content_hash
+        resolution = ws.modules.get(path)
+        targets = {id(o.imp): o.target for o in resolution.imports} if resolution else {}
+        area = layout.module_area.get(path)
+        package = layout.package_of(path)
+        data = {
+            "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
+                         **({"source": e.source} if e.source else {})} for e in facts.exports],
+            "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
+                         "target": targets.get(id(i))} for i in facts.imports],
+            "area": entity_id(AREA, area) if area else None,
+            "package": package.id if package else None,
+        }
+        if facts.parse_errors:
+            data["parse_errors"] = facts.parse_errors
+        entities[entity_id(MODULE, path)] = Entity(
+            entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, facts.content_hash, data=data)
+        if resolution:
+            for relation in resolution.relations:
+                if relation.target.startswith(EXTERNAL + ":"):
+                    externals.add(relation.target)
+
+    for info in layout.packages.values():
+        facts = info.facts
+        if facts is not None:
+            hashes[facts.path] = facts.content_hash
+        data = {"directory": info.directory, "manifest": info.manifest,
+                "scripts": dict(facts.scripts) if facts else {},
+                "package_manager": facts.package_manager if facts else None}
+        entities[info.id] = Entity(info.id, PACKAGE, info.directory, info.name, None,
+                                   facts.content_hash if facts else None, data=data)
+
+    for area in layout.areas.values():
+        entities[area.id] = Entity(area.id, AREA, area.path, area.name, None, None, data={
+            "package": area.package_id, "parent": area.parent_id, "ownership_id": area.ownership_id,
+            "module_count": len(area.modules)})
+
+    for external in sorted(externals):
+        entities[external] = Entity(external, EXTERNAL, None, split_id(external)[1])
+
+    for intent in config.intents:
+        eid = entity_id(INTENT, intent.id)
+        entities[eid] = Entity(eid, INTENT, intent.paths[0] if intent.paths else None, intent.title, intent.title,
+                               provenance="declared", confidence="declared", data={"paths": list(intent.paths)})
+    for change in config.changes:
+        eid = entity_id(CHANGE, change.id)
+        entities[eid] = Entity(eid, CHANGE, change.start_here, change.title, change.title, provenance="declared",
+                               confidence="declared", data={"related_packages": list(change.related_packages)})
+
+    # relations observed in files
+    for resolution in ws.documents.values():
+        relations.extend(resolution.relations)
+    for module_resolution in ws.modules.values():
+        relations.extend(module_resolution.relations)
+    relations.extend(_containment(ws))
+    relations.extend(_ownership_covers(ws, hashes))
+    relations = _merge(relations)
+
+    coverage = _coverage(ws)
+    entities = dict(sorted(entities.items()))
+    snapshot = Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
+    snapshot.content_hash = canonical_hash({
+        "schema_version": SCHEMA_VERSION,
+        "analyzer_versions": analyzer_versions(),
+        "config_hash": snapshot.config_hash,
+        "entities": [e.to_json() for e in snapshot.entities.values()],
+        "relations": [relation_json(r, hashes) for r in relations],
+        "coverage": coverage,
+    })
+    return snapshot
+
+
+def _merge(relations: list[Relation]) -> list[Relation]:
+    """One relation per (source, kind, target, discriminator); evidence unioned in order."""
+    merged: dict[tuple[str, str, str, str], Relation] = {}
+    for relation in relations:
+        key = relation.key
+        existing = merged.get(key)
+        if existing is None:
+            merged[key] = relation
+        else:
+            evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:resolve.MAX_EVIDENCE]
+            merged[key] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
+                                   existing.provenance, existing.metadata)
+    return [merged[k] for k in sorted(merged)]
+
+
+def _containment(ws: Workspace) -> list[Relation]:
+    layout = ws.universe.layout
+    assert layout is not None
+    out: list[Relation] = []
+    for area in layout.areas.values():
+        if area.parent_id:
+            out.append(Relation(area.parent_id, area.id, "contains", ()))
+        elif area.package_id:
+            out.append(Relation(area.package_id, area.id, "contains", ()))
+        for module in area.modules:
+            out.append(Relation(area.id, entity_id(MODULE, module), "contains", ()))
+    for module in ws.universe.modules:
+        if module not in layout.module_area:
+            package = layout.package_of(module)
+            if package is not None:
+                out.append(Relation(package.id, entity_id(MODULE, module), "contains", ()))
+    for document in ws.universe.documents:
+        area = layout.area_of(document)
+        if area is not None:
+            out.append(Relation(area.id, entity_id(DOCUMENT, document), "contains", ()))
+        else:
+            package = layout.package_of(document)
+            if package is not None:
+                out.append(Relation(package.id, entity_id(DOCUMENT, document), "contains", ()))
+    return out
+
+
+def _ownership_covers(ws: Workspace, hashes: dict[str, str]) -> list[Relation]:
+    """An ownership record's agent document covers the unit at the record's path."""
+    layout = ws.universe.layout
+    assert layout is not None
+    out = []
+    for record in ws.config.ownership:
+        if not record.agent_doc:
+            continue
+        doc = record.agent_doc.removeprefix("./")
+        if doc not in ws.universe.documents:
+            continue
+        target = ws.entity_for_path(record.path)
+        if target is None:
+            continue
+        line = ws.config_line(f'"{record.id}"')
+        evidence = (Evidence("doc-bridge.config.json", line, 0, line, 0),) if line is not None else ()
+        out.append(Relation(entity_id(DOCUMENT, doc), target, "covers", evidence, "declared", "declared",
+                            (("ownership", record.id),)))
+    return out
+
+
+def _coverage(ws: Workspace) -> dict[str, Any]:
+    analyzed = Counter(type(f).kind for f in ws.facts.values())
+    skipped = sorted(ws.skipped.items())
+    unresolved = Counter()
+    notes: list[dict[str, Any]] = []
+    for resolution in ws.documents.values():
+        for ref in resolution.references:
+            if ref.status in ("broken", "outside-root"):
+                unresolved["links"] += 1
+            elif ref.status == "anchor-missing":
+                unresolved["anchors"] += 1
+            elif ref.status == "unresolved" and ref.origin == "code":
+                unresolved["mentions"] += 1
+            elif ref.status == "unresolved":
+                unresolved["declarations"] += 1
+            elif ref.status == "ambiguous":
+                unresolved["ambiguous_symbols"] += 1
+        for scope, reason in resolution.notes:
+            notes.append({"scope": scope, "reason": reason})
+    for module_resolution in ws.modules.values():
+        missing = [o for o in module_resolution.imports if o.status == "unresolved"]
+        if missing:
+            unresolved["imports"] += len(missing)
+            specifiers = ", ".join(sorted({o.imp.specifier for o in missing})[:8])
+            notes.append({"scope": f"imports:{module_resolution.path}",
+                          "reason": f"{len(missing)} relative import(s) match no scanned module: {specifiers}."})
+        facts = ws.universe.modules.get(module_resolution.path)
+        if facts is not None and facts.dynamic_unanalyzed:
+            notes.append({"scope": f"dynamic-imports:{module_resolution.path}",
+                          "reason": f"{facts.dynamic_unanalyzed} dynamic import(s) with a computed specifier "
+                                    f"were not analyzed."})
+    if not ws.universe.manifests:
+        notes.append({"scope": "packages", "reason": "No package.json was found; areas are computed from the "
+                                                      "repository root and no package entity exists."})
+    notes.sort(key=lambda n: n["scope"])
+    coverage: dict[str, Any] = {
+        "files": {"seen": len(ws.present) + sum(1 for p in ws.skipped if p not in ws.present),
+                  "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items()))},
+        "skipped": [{"path": p, "reason": r} for p, r in skipped],
+        "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),
+        "unresolved": dict(sorted(unresolved.items())),
+        "notes": notes[:MAX_NOTES],
+    }
+    if len(notes) > MAX_NOTES:
+        coverage["notes_truncated"] = len(notes) - MAX_NOTES
+    return coverage
+
+
+__all__ = ["Entity", "Snapshot", "build_snapshot", "classification"]
