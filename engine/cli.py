@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +65,13 @@ class _Progress(AbstractContextManager["_Progress"]):
         self.bar.update(task, completed=done, total=max(total, 1))
 
 
-def open_workspace(root: Path, *, progress: bool = False, use_cache: bool = True, jobs: int | None = None) -> Any:
+def open_workspace(root: Path, *, progress: bool = False, use_cache: bool = True, jobs: int | None = None,
+                   resolve: bool = True) -> Any:
     """A scanned Workspace for `root` (warm from the facts cache when nothing changed)."""
     from engine.workspace import Workspace
     workspace = Workspace(root, use_cache=use_cache, jobs=jobs)
     with _Progress(progress) as bar:
-        workspace.scan(progress=bar if bar.enabled else None)
+        workspace.scan(progress=bar if bar.enabled else None, resolve=resolve)
     return workspace
 
 
@@ -86,42 +87,30 @@ def _write_output(path: str, text: str) -> None:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from engine.cache import artifact_dir, write_atomic
+    from engine.artifacts import write_snapshot
     root = _root(args.root)
-    workspace = open_workspace(root, progress=not args.json, use_cache=not args.no_cache, jobs=args.jobs)
-    snapshot = workspace.snapshot()
-    text = snapshot.to_json()
-    target = artifact_dir(root) / "snapshot.json"
-    write_atomic(target, text.encode("utf-8"))
+    workspace = open_workspace(root, progress=not args.json, use_cache=not args.no_cache, jobs=args.jobs,
+                               resolve=False)
+    artifact = write_snapshot(workspace)
     if args.output:
-        _write_output(args.output, text)
-    entities, relations = snapshot.counts()
-    summary = {
-        "root": str(root),
-        "snapshot": str(target),
-        "content_hash": snapshot.content_hash,
-        "entities": dict(sorted(entities.items())),
-        "relations": dict(sorted(relations.items())),
-        "files": snapshot.coverage["files"],
-        "skipped": snapshot.coverage["skipped_by_reason"],
-        "unresolved": snapshot.coverage["unresolved"],
-        "reuse": snapshot.reuse,
-        "seconds": round(workspace.last_scan.seconds, 3),
-    }
+        _write_output(args.output, artifact.path.read_text(encoding="utf-8"))
+    summary = {"root": str(root), "snapshot": str(artifact.path), "content_hash": artifact.content_hash,
+               **artifact.summary, "seconds": round(workspace.last_scan.seconds, 3)}
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return EXIT_OK
     out = _console()
-    files = snapshot.coverage["files"]
+    files = summary["files"]
     analyzed = ", ".join(f"{n} {k}" for k, n in files["by_kind"].items()) or "nothing"
-    out.print(f"Scanned {root} in {summary['seconds']:.2f}s: {files['analyzed']} files analyzed ({analyzed}).")
+    out.print(f"Scanned {root}: {files['analyzed']} files analyzed ({analyzed}).")
     out.print("Entities:   " + (", ".join(f"{n} {k}" for k, n in summary["entities"].items()) or "none"))
     out.print("Relations:  " + (", ".join(f"{n} {k}" for k, n in summary["relations"].items()) or "none"))
     out.print("Skipped:    " + (", ".join(f"{n} {k}" for k, n in summary["skipped"].items()) or "nothing"))
     out.print("Unresolved: " + (", ".join(f"{n} {k}" for k, n in summary["unresolved"].items()) or "nothing"))
-    out.print(f"Reuse:      {snapshot.reuse['reason']}")
-    out.print(f"Snapshot:   {target.relative_to(root) if target.is_relative_to(root) else target} "
-              f"(content hash {snapshot.content_hash[:16]})")
+    out.print(f"Reuse:      {summary['reuse']['reason']}")
+    shown = artifact.path.relative_to(root) if artifact.path.is_relative_to(root) else artifact.path
+    state = "written" if artifact.rebuilt else "unchanged"
+    out.print(f"Snapshot:   {shown} ({state}, content hash {artifact.content_hash[:16]})")
     return EXIT_OK
 
 
@@ -155,7 +144,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+def cmd_bench(args: argparse.Namespace) -> int:
+    from engine import bench
+    workdir = Path(args.workdir).resolve() if args.workdir else None
+    if args.suite == "scan":
+        return bench.bench_scan(args.files or [1000, 5000], workdir, args.json)
+    raise UsageError(f"unknown benchmark {args.suite!r}")
+
+
+def _register_bench(commands: Any) -> None:
+    bench = commands.add_parser("bench", help="run a benchmark and print its figures",
+                                description="Benchmarks print figures; they are not pass/fail tests.")
+    bench.add_argument("suite", choices=["scan"], help="which benchmark")
+    bench.add_argument("--files", type=int, nargs="+", metavar="N",
+                       help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000)")
+    bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
+    bench.add_argument("--json", action="store_true", help="print figures as JSON")
+    bench.set_defaults(handler=cmd_bench)
+
+
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """The engine's data model.
 
-Per-file facts and relations are slotted, frozen dataclasses: a scan builds tens of thousands of them, and
+Per-file facts and relations are slotted dataclasses, hashable and never mutated once built (not declared
+`frozen`, whose `__init__` is several times slower): a scan builds hundreds of thousands of them, and
 they round-trip through the on-disk cache as plain JSON rows (`to_row` / `from_row`). pydantic validates
 only what crosses a boundary (configuration, frontmatter, artifacts read back from disk).
 
@@ -56,23 +57,39 @@ def _tupled(value: Any) -> Any:
 
 
 class Row:
-    """Mixin: `from_row` rebuilds an instance; `_nested` names fields holding tuples of other row classes."""
+    """Mixin: `from_row` rebuilds an instance from `to_row` output.
+
+    `_nested` names fields holding tuples of other row classes; every other list becomes a tuple. The
+    conversion plan is computed once per class: rebuilding tens of thousands of facts is on the warm path.
+    """
 
     __slots__ = ()
     _nested: ClassVar[dict[str, type]] = {}
-    _single: ClassVar[dict[str, type]] = {}
+
+    @classmethod
+    def _conversions(cls) -> tuple[tuple[int, Any], ...]:
+        plan = cls.__dict__.get("_plan_cache")
+        if plan is None:
+            steps = []
+            for index, name in enumerate(cls.__slots__):  # type: ignore[attr-defined]
+                nested = cls._nested.get(name)
+                if nested is not None:
+                    steps.append((index, lambda v, c=nested: tuple(map(c.from_row, v))))
+                else:
+                    steps.append((index, None))
+            plan = tuple(steps)
+            type.__setattr__(cls, "_plan_cache", plan)
+        return plan
 
     @classmethod
     def from_row(cls, row: list[Any]) -> Any:
-        values = []
-        for name, value in zip(cls.__slots__, row):  # type: ignore[attr-defined]
-            nested = cls._nested.get(name)
-            if nested is not None:
-                values.append(tuple(nested.from_row(x) for x in value))  # type: ignore[attr-defined]
-            elif name in cls._single:
-                values.append(None if value is None else cls._single[name].from_row(value))  # type: ignore
-            else:
-                values.append(_tupled(value))
+        values = list(row)
+        for index, convert in cls._conversions():
+            value = values[index]
+            if convert is not None:
+                values[index] = convert(value)
+            elif type(value) is list:
+                values[index] = _tupled(value)
         return cls(*values)
 
 
@@ -80,7 +97,7 @@ class Row:
 # Evidence and relations
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Span(Row):
     line: int
     column: int
@@ -95,7 +112,7 @@ class Span(Row):
         return not (line == self.end_line and column > self.end_column)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Evidence(Row):
     path: str
     line: int
@@ -115,7 +132,7 @@ class Evidence(Row):
         return Span(self.line, self.column, self.end_line, self.end_column)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Relation(Row):
     source: str
     target: str
@@ -124,20 +141,17 @@ class Relation(Row):
     confidence: str = "observed"
     provenance: str = "observed"
     metadata: tuple[tuple[str, Any], ...] = ()
+    symbol: str = ""  # mentions-symbol: the symbol named (one relation per symbol)
     _nested: ClassVar[dict[str, type]] = {"evidence": Evidence}
 
     @property
-    def discriminator(self) -> str:
-        return str(dict(self.metadata).get("symbol", ""))
-
-    @property
     def key(self) -> tuple[str, str, str, str]:
-        return (self.source, self.kind, self.target, self.discriminator)
+        return (self.source, self.kind, self.target, self.symbol)
 
     @property
     def id(self) -> str:
         base = f"relation:{self.source}:{self.kind}:{self.target}"
-        return f"{base}:{self.discriminator}" if self.discriminator else base
+        return f"{base}:{self.symbol}" if self.symbol else base
 
     def meta(self, key: str, default: Any = None) -> Any:
         for k, v in self.metadata:
@@ -150,7 +164,7 @@ class Relation(Row):
 # Markdown facts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Heading(Row):
     level: int
     text: str
@@ -160,7 +174,7 @@ class Heading(Row):
     end_column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Link(Row):
     """A link as written: `kind` is inline, reference, autolink, wiki or image; `target` is the raw href."""
 
@@ -178,7 +192,7 @@ class Link(Row):
         return Span(self.line, self.column, self.end_line, self.end_column)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class CodeSpan(Row):
     """Inline code: `text` is the code, the span covers the backticks."""
 
@@ -193,7 +207,7 @@ class CodeSpan(Row):
         return Span(self.line, self.column, self.end_line, self.end_column)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Declaration(Row):
     """A frontmatter reference: a `covers` entry, or a declared relation `from -> to`."""
 
@@ -206,7 +220,7 @@ class Declaration(Row):
     relation_kind: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Issue(Row):
     """A problem found while reading a file (malformed frontmatter, unparseable manifest)."""
 
@@ -218,7 +232,7 @@ class Issue(Row):
     end_column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Region(Row):
     """A generated region: marker lines `start_line`/`end_line` (inclusive), recorded and recomputed hash."""
 
@@ -233,7 +247,7 @@ class Region(Row):
         return self.recorded_hash is not None and self.recorded_hash != self.computed_hash
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class MarkdownFacts(Row):
     path: str
     content_hash: str
@@ -270,7 +284,7 @@ class MarkdownFacts(Row):
 # JS/TS facts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Export(Row):
     """An exported name. `source` is set when the name comes from another module (a re-export)."""
 
@@ -286,7 +300,7 @@ class Export(Row):
         return self.source is None and self.name not in ("*",)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Import(Row):
     """An import of any form; the span is the specifier string's."""
 
@@ -299,7 +313,7 @@ class Import(Row):
     names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ModuleFacts(Row):
     path: str
     content_hash: str
@@ -316,7 +330,7 @@ class ModuleFacts(Row):
 # Manifests
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PackageFacts(Row):
     """A `package.json`: `path` is the manifest's path, `directory` the package root ('.' at the top)."""
 
@@ -335,7 +349,7 @@ class PackageFacts(Row):
     _nested: ClassVar[dict[str, type]] = {"issues": Issue}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class TsconfigFacts(Row):
     path: str
     content_hash: str

@@ -7,6 +7,7 @@ warm scan and a cold scan of the same tree hash alike.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.discovery import resolve
 from engine.discovery.analyze import ANALYZER_VERSIONS
-from engine.hashing import canonical_hash
+from engine.hashing import canonical_json
 from engine.model import (
     AREA,
     CHANGE,
@@ -66,7 +67,8 @@ def relation_json(relation: Relation, hashes: dict[str, str]) -> dict[str, Any]:
         "evidence": [e.to_json(hashes.get(e.path)) for e in relation.evidence],
         "confidence": relation.confidence,
         "provenance": relation.provenance,
-        "metadata": {k: list(v) if isinstance(v, tuple) else v for k, v in relation.metadata},
+        "metadata": {**{k: list(v) if isinstance(v, tuple) else v for k, v in relation.metadata},
+                     **({"symbol": relation.symbol} if relation.symbol else {})},
     }
 
 
@@ -78,24 +80,43 @@ class Snapshot:
     reuse: dict[str, Any]
     config_hash: str
     hashes: dict[str, str]  # file path -> content hash (for evidence)
-    content_hash: str = ""
+    _parts: dict[str, str] | None = None
+    _content_hash: str | None = None
 
     def entity(self, eid: str) -> Entity | None:
         return self.entities.get(eid)
 
-    def to_json_obj(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "content_hash": self.content_hash,
-            "analyzer_versions": analyzer_versions(),
-            "config_hash": self.config_hash,
-            "entities": [e.to_json() for e in self.entities.values()],
-            "relations": [relation_json(r, self.hashes) for r in self.relations],
-            "coverage": {**self.coverage, "reuse": self.reuse},
-        }
+    def _serialised(self) -> dict[str, str]:
+        """Canonical JSON of each top-level member, computed once: the hash and the file share them."""
+        if self._parts is None:
+            self._parts = {
+                "analyzer_versions": canonical_json(analyzer_versions()),
+                "config_hash": canonical_json(self.config_hash),
+                "coverage": canonical_json(self.coverage),
+                "entities": canonical_json([e.to_json() for e in self.entities.values()]),
+                "relations": canonical_json([relation_json(r, self.hashes) for r in self.relations]),
+                "schema_version": canonical_json(SCHEMA_VERSION),
+            }
+        return self._parts
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the canonical JSON of every member except `content_hash` and `coverage.reuse`."""
+        if self._content_hash is None:
+            parts = self._serialised()
+            text = "{" + ",".join(f'"{key}":{parts[key]}' for key in sorted(parts)) + "}"
+            self._content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return self._content_hash
 
     def to_json(self) -> str:
-        return json.dumps(self.to_json_obj(), sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+        """The artifact: canonical JSON plus `content_hash` and `coverage.reuse` (one line, sorted keys)."""
+        parts = dict(self._serialised())
+        parts["content_hash"] = canonical_json(self.content_hash)
+        parts["coverage"] = canonical_json({**self.coverage, "reuse": self.reuse})
+        return "{" + ",".join(f'"{key}":{parts[key]}' for key in sorted(parts)) + "}\n"
+
+    def to_json_obj(self) -> dict[str, Any]:
+        return json.loads(self.to_json())
 
     def counts(self) -> tuple[Counter[str], Counter[str]]:
         return Counter(e.kind for e in self.entities.values()), Counter(r.kind for r in self.relations)
@@ -229,16 +250,7 @@ def build_snapshot(ws: Workspace) -> Snapshot:
 
     coverage = _coverage(ws)
     entities = dict(sorted(entities.items()))
-    snapshot = Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
-    snapshot.content_hash = canonical_hash({
-        "schema_version": SCHEMA_VERSION,
-        "analyzer_versions": analyzer_versions(),
-        "config_hash": snapshot.config_hash,
-        "entities": [e.to_json() for e in snapshot.entities.values()],
-        "relations": [relation_json(r, hashes) for r in relations],
-        "coverage": coverage,
-    })
-    return snapshot
+    return Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
 
 
 def _merge(relations: list[Relation]) -> list[Relation]:
@@ -252,7 +264,7 @@ def _merge(relations: list[Relation]) -> list[Relation]:
         else:
             evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:resolve.MAX_EVIDENCE]
             merged[key] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
-                                   existing.provenance, existing.metadata)
+                                   existing.provenance, existing.metadata, existing.symbol)
     return [merged[k] for k in sorted(merged)]
 
 

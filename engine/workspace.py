@@ -26,6 +26,7 @@ from engine.config import CONFIG_FILE, Config, load_config
 from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file
 from engine.discovery.files import ANALYZED_KINDS, IgnoreRules, file_kind, normalise, read_text, walk
 from engine.discovery.resolve import (
+    RESOLVER_VERSION,
     DocumentResolution,
     Key,
     ModuleResolution,
@@ -33,7 +34,7 @@ from engine.discovery.resolve import (
     resolve_document,
     resolve_module,
 )
-from engine.hashing import sha256_bytes
+from engine.hashing import canonical_hash, sha256_bytes
 from engine.model import DOCUMENT, MODULE, FileFacts, MarkdownFacts, ModuleFacts, entity_id, to_row
 
 Progress = Callable[[str, int, int], None]
@@ -73,6 +74,7 @@ class Workspace:
         self.generation = 0
         self.last_scan = ScanReport()
         self.scanned = False
+        self.resolved = True  # nothing to resolve until a scan
         self._views: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._config_lines: list[str] | None = None
@@ -80,7 +82,8 @@ class Workspace:
 
     # ------------------------------------------------------------------ full scan
 
-    def scan(self, progress: Progress | None = None) -> ScanReport:
+    def scan(self, progress: Progress | None = None, *, resolve: bool = True) -> ScanReport:
+        """Walk and analyze the tree; `resolve=False` defers resolution until something needs it."""
         started = time.perf_counter()
         report = ScanReport()
         with self._lock:
@@ -146,6 +149,21 @@ class Workspace:
             self.documents, self.modules = {}, {}
             self.dependents = defaultdict(set)
             self._deps = {}
+            self.resolved = False
+            report.parsed.sort()
+            self.last_scan = report
+            self.scanned = True
+            self._changed()
+            if resolve:
+                self.ensure_resolved(progress)
+            report.seconds = time.perf_counter() - started
+        return report
+
+    def ensure_resolved(self, progress: Progress | None = None) -> None:
+        """Resolve every document and module (once after a scan; updates keep it current)."""
+        with self._lock:
+            if self.resolved:
+                return
             to_resolve = sorted(p for p, f in self.facts.items() if isinstance(f, (MarkdownFacts, ModuleFacts)))
             for index, path in enumerate(to_resolve):
                 self._resolve(path)
@@ -153,12 +171,19 @@ class Workspace:
                     progress("resolve", index, len(to_resolve))
             if progress:
                 progress("resolve", len(to_resolve), len(to_resolve))
-            report.parsed.sort()
-            report.seconds = time.perf_counter() - started
-            self.last_scan = report
-            self.scanned = True
+            self.resolved = True
             self._changed()
-        return report
+
+    def input_fingerprint(self) -> str:
+        """A hash of everything resolution reads: every path with its kind and content hash, skipped files
+        and why, the configuration and the analyzer versions. Equal fingerprints give equal snapshots."""
+        rows = []
+        for path in sorted(self.present | set(self.skipped)):
+            facts = self.facts.get(path)
+            rows.append((path, type(facts).kind if facts is not None else "other",
+                         facts.content_hash if facts is not None else self.skipped.get(path, "")))
+        return canonical_hash({"files": rows, "config": self.config.content_hash(),
+                               "analyzers": {**ANALYZER_VERSIONS, "resolve": RESOLVER_VERSION}})
 
     def _analyze(self, pending: list[tuple[str, str, bytes, int, int]],
                  progress: Progress | None) -> Iterable[tuple[str, str, Any]]:
@@ -192,6 +217,7 @@ class Workspace:
         clean = normalise(path)
         if not clean:
             return UpdateReport(path, False)
+        self.ensure_resolved()
         with self._lock:
             kind = file_kind(clean)
             if self.universe.rules.is_ignored_anywhere(clean):
@@ -234,7 +260,7 @@ class Workspace:
                 self.skipped.pop(clean, None)
                 self.facts[clean] = facts
                 keys |= self.universe.set_facts(clean, facts)
-            structural = (old is None) != (clean in self.facts) or kind == "package-manifest"
+            structural = (old is not None) != (clean in self.facts) or kind == "package-manifest"
             if structural and (kind in ("module", "package-manifest") or isinstance(old, ModuleFacts)):
                 keys |= self.universe.refresh_layout()
             resolved = self._reresolve(clean, keys)
@@ -311,6 +337,7 @@ class Workspace:
 
     def snapshot(self) -> Any:
         from engine.snapshot import build_snapshot
+        self.ensure_resolved()
         return self.view("snapshot", lambda: build_snapshot(self))
 
     def reuse_report(self) -> dict[str, Any]:

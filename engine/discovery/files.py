@@ -10,7 +10,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pathspec
 
@@ -196,11 +196,13 @@ def read_text(root: Path, path: str, max_bytes: int) -> ReadResult:
 
 def normalise(path: str) -> str | None:
     """A repository-relative POSIX path with `.` and `..` folded, or None when it leaves the root."""
+    if "\\" in path:
+        path = path.replace("\\", "/")
+    if "//" not in path and "/." not in path and not path.startswith((".", "/")) and not path.endswith("/"):
+        return path  # already clean: the common case, kept cheap
     parts: list[str] = []
-    for part in PurePosixPath(path.replace("\\", "/")).parts:
+    for part in path.split("/"):
         if part in ("", "."):
-            continue
-        if part == "/":
             continue
         if part == "..":
             if not parts:

@@ -187,7 +187,8 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
     try:
         data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        # "while parsing a flow sequence" errors carry where the construct began: the line a person fixes
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = first + (mark.line if mark is not None else 0)
         problem = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)

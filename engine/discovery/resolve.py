@@ -44,6 +44,7 @@ FUZZY_THRESHOLD = 0.92
 MAX_EVIDENCE = 8
 MAX_TOKEN = 256
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_SPACE = re.compile(r"\s")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _LOCATION_SUFFIX = re.compile(
     r"^(?P<path>.+?)(?::(?P<line>\d+)(?::\d+)?|#L(?P<hline>\d+)(?:C\d+)?(?:-L?\d+(?:C\d+)?)?)$")
@@ -57,7 +58,7 @@ SOURCE_EXTENSIONS = (".md", ".markdown", *MODULE_EXTENSIONS, ".json", ".yaml", "
 Key = tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Reference:
     """What one link, inline code span or declaration in a document resolved to.
 
@@ -92,7 +93,7 @@ class DocumentResolution:
     declared_relations: tuple[tuple[str, str, str], ...] = ()  # (from id, to id, kind)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ImportOutcome:
     imp: Import
     target: str | None
@@ -372,6 +373,16 @@ class Universe:
                                   score_cutoff=cutoff)
         return [(choice, score) for choice, score, _ in matches if low <= len(choice) <= high]
 
+    def suggest(self, target: str, limit: int = 3, cutoff: float = 0.75) -> list[str]:
+        """Paths close to a missing one, best first (for remediation text and quick fixes)."""
+        assert self.layout is not None
+        choices = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas) | self.other)
+        if not choices:
+            return []
+        found = process.extract(target, choices, scorer=JaroWinkler.normalized_similarity, limit=limit,
+                                score_cutoff=cutoff)
+        return [c for c, _, _ in found]
+
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
         if directory in self._tsconfig_for_dir:
             return self._tsconfig_for_dir[directory]
@@ -407,7 +418,7 @@ class _DocumentResolver:
 
     def token(self, raw: str, span: Span, origin: str) -> Reference:
         text = raw.strip()
-        if not text or len(text) > MAX_TOKEN or any(c.isspace() for c in text):
+        if not text or len(text) > MAX_TOKEN or _SPACE.search(text):
             return Reference(origin, span, raw, "none")
         line_hint = None
         match = _LOCATION_SUFFIX.match(text)
@@ -452,8 +463,7 @@ class _DocumentResolver:
         if len(matches) == 1:  # exactly one candidate close enough: convenience never invents a fact
             return self.path_reference(origin, span, raw, matches[0][0], line_hint, confidence="fuzzy")
         if origin == "code" and not candidate.startswith("/") and self.looks_like_repository_path(cleaned):
-            suggestions = tuple(c for c, _ in self.u.fuzzy(cleaned, self.deps, limit=3, cutoff=0.8))
-            return Reference(origin, span, raw, "unresolved", candidates=suggestions)
+            return Reference(origin, span, raw, "unresolved", target_path=cleaned)
         return Reference(origin, span, raw, "none")
 
     def existing_path(self, candidate: str) -> str | None:
@@ -547,9 +557,7 @@ class _DocumentResolver:
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
                 return Reference(origin, span, href, "ignored", target_path=target)
-            suggestions = self.suggest_files(target)
-            return Reference(origin, span, href, "broken", target_path=target, candidates=suggestions,
-                             message=f"`{href}` does not exist")
+            return Reference(origin, span, href, "broken", target_path=target, message=f"`{href}` does not exist")
         if origin == "image":
             return Reference(origin, span, href, "existing", target_path=target)
         if kind == DOCUMENT:
@@ -618,15 +626,6 @@ class _DocumentResolver:
         return Reference("wiki", span, raw, reference.status, entity_id(DOCUMENT, path), path, "links-to",
                          anchor=anchor or None, line=reference.line, candidates=reference.candidates,
                          message=reference.message)
-
-    def suggest_files(self, target: str) -> tuple[str, ...]:
-        choices = sorted(set(self.u.documents) | set(self.u.modules) | self.u.other)
-        if not choices:
-            return ()
-        self.deps.add(("fuzzy",))
-        found = process.extract(target, choices, scorer=JaroWinkler.normalized_similarity, limit=3,
-                                score_cutoff=0.8)
-        return tuple(c for c, _, _ in found)
 
     # declarations
 
@@ -766,14 +765,13 @@ def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], c
         else:
             confidence, provenance = ("observed" if exact else "fuzzy"), "observed"
         metadata: list[tuple[str, Any]] = []
-        if symbol:
-            metadata.append(("symbol", symbol))
         anchors = sorted({r.anchor for r in refs if r.anchor})
         if anchors and kind == "links-to":
             metadata.append(("anchors", tuple(anchors)))
         if confidence == "fuzzy":
             metadata.append(("written", tuple(sorted({r.text for r in refs}))))
-        relations.append(Relation(source, target, kind, tuple(evidence), confidence, provenance, tuple(metadata)))
+        relations.append(Relation(source, target, kind, tuple(evidence), confidence, provenance, tuple(metadata),
+                                  symbol))
     relations.sort(key=lambda r: r.key)
     return tuple(relations), truncated
 

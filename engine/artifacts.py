@@ -1,0 +1,85 @@
+"""Writing `.docbridge/snapshot.json`, and not rewriting it when nothing it depends on changed.
+
+The snapshot is a pure function of the workspace's inputs (every path with its content hash, the
+configuration, the analyzer versions). `scan-state.json` records the input fingerprint the current
+snapshot was built from and the SHA-256 of its bytes; when both still match, the snapshot is reused and
+only its `coverage.reuse` block (outside the content hash) is refreshed in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
+from engine.hashing import canonical_json, sha256_bytes
+
+STATE_KIND = "scan-state"
+
+
+@dataclass(slots=True)
+class SnapshotArtifact:
+    path: Path
+    content_hash: str
+    summary: dict[str, Any]
+    rebuilt: bool
+
+
+def snapshot_path(root: Path) -> Path:
+    return artifact_dir(root) / "snapshot.json"
+
+
+def _summary(snapshot: Any) -> dict[str, Any]:
+    entities, relations = snapshot.counts()
+    return {
+        "entities": dict(sorted(entities.items())),
+        "relations": dict(sorted(relations.items())),
+        "files": snapshot.coverage["files"],
+        "skipped": snapshot.coverage["skipped_by_reason"],
+        "unresolved": snapshot.coverage["unresolved"],
+    }
+
+
+def write_snapshot(workspace: Any) -> SnapshotArtifact:
+    """Write the workspace's snapshot, reusing the file on disk when its inputs did not change."""
+    root: Path = workspace.root
+    target = snapshot_path(root)
+    state_file = artifact_dir(root) / "cache" / "scan-state.json"
+    fingerprint = workspace.input_fingerprint()
+    reuse = workspace.reuse_report()
+    loaded = read_sealed(state_file, STATE_KIND)
+    if loaded is not None and workspace.use_cache:
+        _, state = loaded
+        try:
+            data = target.read_bytes()
+        except OSError:
+            data = b""
+        if (isinstance(state, dict) and state.get("fingerprint") == fingerprint
+                and state.get("sha256") == sha256_bytes(data)):
+            if state.get("reuse") != reuse:
+                data = _splice_reuse(data, state, reuse)
+                write_atomic(target, data)
+                state = {**state, "reuse": reuse, "sha256": sha256_bytes(data),
+                         "reuse_length": len(canonical_json(reuse).encode("utf-8"))}
+                write_sealed(state_file, STATE_KIND, state)
+            return SnapshotArtifact(target, state["content_hash"], {**state["summary"], "reuse": reuse}, False)
+    snapshot = workspace.snapshot()
+    text = snapshot.to_json()
+    data = text.encode("utf-8")
+    write_atomic(target, data)
+    marker = ('"reuse":' + canonical_json(snapshot.reuse)).encode("utf-8")
+    offset = data.find(b'"coverage":')
+    offset = data.find(marker, offset) + len(b'"reuse":')
+    summary = _summary(snapshot)
+    if workspace.use_cache:
+        write_sealed(state_file, STATE_KIND, {
+            "fingerprint": fingerprint, "sha256": sha256_bytes(data), "content_hash": snapshot.content_hash,
+            "summary": summary, "reuse": snapshot.reuse, "reuse_offset": offset,
+            "reuse_length": len(canonical_json(snapshot.reuse).encode("utf-8"))})
+    return SnapshotArtifact(target, snapshot.content_hash, {**summary, "reuse": snapshot.reuse}, True)
+
+
+def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> bytes:
+    offset, length = int(state["reuse_offset"]), int(state["reuse_length"])
+    return data[:offset] + canonical_json(reuse).encode("utf-8") + data[offset + length:]

@@ -1,0 +1,55 @@
+"""Shared helpers: the CLI as a subprocess, fixture copies, and tiny repositories built in a temp dir."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+BIN = Path(sys.executable).parent
+
+
+def docbridge(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the installed `docbridge` console script."""
+    return subprocess.run([str(BIN / "docbridge"), *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, check=False)
+
+
+def docbridge_json(*args: str, cwd: Path | None = None, expect: int = 0) -> Any:
+    result = docbridge(*args, cwd=cwd)
+    assert result.returncode == expect, result.stderr + result.stdout
+    return json.loads(result.stdout)
+
+
+def copy_fixture(name: str, destination: Path) -> Path:
+    target = destination / name
+    shutil.copytree(FIXTURES / name, target, ignore=shutil.ignore_patterns(".docbridge"))
+    return target
+
+
+def make_repo(root: Path, files: dict[str, str | bytes]) -> Path:
+    for path, content in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def acme(tmp_path: Path) -> Path:
+    return copy_fixture("acme", tmp_path)
+
+
+@pytest.fixture
+def monorepo(tmp_path: Path) -> Path:
+    return copy_fixture("monorepo", tmp_path)

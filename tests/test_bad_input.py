@@ -1,0 +1,168 @@
+"""Bad input never crashes and never loses data: each case gets a counted reason, a note or a clear error."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import docbridge, docbridge_json, make_repo
+
+from engine.config import ConfigError, load_config
+from engine.workspace import Workspace
+
+SECRET = "TOP-SECRET-OUTSIDE-THE-ROOT-4411"
+
+
+def scan(root: Path) -> dict:
+    summary = docbridge_json("scan", "--root", str(root), "--json")
+    summary["snapshot_data"] = json.loads((root / ".docbridge" / "snapshot.json").read_text())
+    return summary
+
+
+def test_binary_undecodable_and_oversized_files_are_skipped_with_reasons(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "bad"}',
+        "docs/binary.md": b"# Title\x00\x01\x02 binary",
+        "src/a/latin1.ts": "export const caf\xe9 = 1;\n".encode("latin-1"),
+        "docs/huge.md": "# Huge\n\n" + ("word " * 230_000),
+        "docs/ok.md": "# Fine\n\nSee [binary](binary.md) and [huge](huge.md).\n",
+    })
+    summary = scan(root)
+    assert summary["skipped"] == {"binary": 1, "invalid-utf8": 1, "too-large": 1}
+    skipped = {s["path"]: s["reason"] for s in summary["snapshot_data"]["coverage"]["skipped"]}
+    assert skipped == {"docs/binary.md": "binary", "src/a/latin1.ts": "invalid-utf8", "docs/huge.md": "too-large"}
+    # the files still exist: links to them are not broken
+    assert summary["unresolved"] == {}
+    assert summary["entities"]["document"] == 1
+
+
+def test_size_cap_is_configurable(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "doc-bridge.config.json": '{"limits": {"maxFileBytes": 100}}',
+        "docs/small.md": "# Small\n",
+        "docs/big.md": "# Big\n\n" + "x" * 200,
+    })
+    assert scan(root)["skipped"] == {"too-large": 1}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_symlink_loops_and_links_out_of_the_root_are_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    make_repo(outside, {"secret.md": f"# Secret\n\n{SECRET}\n", "lib/secret.ts": f"export const s = '{SECRET}';\n"})
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "links"}',
+        "docs/guide.md": "# Guide\n\n[escape](../../outside/secret.md) and [up](../../../../etc/passwd)\n",
+        "src/core/a.ts": "export const a = 1;\n",
+    })
+    (root / "docs" / "loop").symlink_to(root / "docs")  # a directory that contains itself
+    (root / "docs" / "secret.md").symlink_to(outside / "secret.md")
+    (root / "src" / "outside").symlink_to(outside / "lib")
+    (root / "src" / "core" / "alias.ts").symlink_to(root / "src" / "core" / "a.ts")  # inside: followed
+    summary = scan(root)
+    skipped = {s["path"]: s["reason"] for s in summary["snapshot_data"]["coverage"]["skipped"]}
+    assert skipped["docs/secret.md"] == "symlink-outside-root"
+    assert skipped["src/outside"] == "symlink-outside-root"
+    assert skipped["docs/loop"] == "symlink-loop"
+    text = (root / ".docbridge" / "snapshot.json").read_text()
+    assert SECRET not in text
+    cache = (root / ".docbridge" / "cache" / "facts.json").read_text()
+    assert SECRET not in cache
+    modules = {e["id"] for e in summary["snapshot_data"]["entities"] if e["kind"] == "module"}
+    assert modules == {"module:src/core/a.ts", "module:src/core/alias.ts"}
+    # both links leave the repository: unresolved, never read
+    assert summary["unresolved"] == {"links": 2}
+
+
+def test_malformed_frontmatter_is_a_note_not_a_crash(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "docs/a.md": "---\ntitle: [oops\n---\n# A\n\nMentions `src/x/y.ts`.\n",
+        "src/x/y.ts": "export const y = 1;\n",
+    })
+    summary = scan(root)
+    assert summary["relations"].get("mentions") == 1  # the body still counts
+    doc = next(e for e in summary["snapshot_data"]["entities"] if e["id"] == "document:docs/a.md")
+    assert doc["frontmatter"] == {}
+
+
+def test_an_empty_repository_scans_to_an_empty_snapshot(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    summary = scan(root)
+    assert summary["entities"] == {} and summary["relations"] == {}
+    assert summary["files"]["seen"] == 0
+
+
+def test_a_repository_without_package_json_still_gets_areas(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "src/api/server.js": "const x = require('./x.js');\nmodule.exports = { start };\n",
+        "src/api/x.js": "module.exports = {};\n",
+        "README.md": "# Plain\n\nThe server lives in `src/api/server.js`.\n",
+    })
+    summary = scan(root)
+    assert summary["entities"] == {"area": 1, "document": 1, "module": 2}
+    notes = {n["scope"]: n["reason"] for n in summary["snapshot_data"]["coverage"]["notes"]}
+    assert "No package.json" in notes["packages"]
+
+
+def test_gitignore_and_configured_ignore_globs(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        ".gitignore": "tmp/\n*.log.md\n!keep.log.md\n",
+        "doc-bridge.config.json": '{"ignore": ["docs/drafts/**"]}',
+        "docs/a.md": "# A\n",
+        "docs/drafts/wip.md": "# WIP\n",
+        "docs/x.log.md": "# log\n",
+        "docs/keep.log.md": "# keep\n",
+        "tmp/scratch.md": "# scratch\n",
+        "sub/.gitignore": "local.md\n",
+        "sub/local.md": "# local\n",
+        "sub/shared.md": "# shared\n",
+        "node_modules/pkg/readme.md": "# dep\n",
+        ".hidden/notes.md": "# hidden\n",
+    })
+    documents = {e["id"] for e in scan(root)["snapshot_data"]["entities"] if e["kind"] == "document"}
+    assert documents == {"document:docs/a.md", "document:docs/keep.log.md", "document:sub/shared.md"}
+
+
+def test_invalid_configuration_is_a_usage_error_naming_the_key(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"doc-bridge.config.json": json.dumps({
+        "routing": {"options": {"ownership": {"billing": {"path": "src/billing", "checks": "npm test"}}}}})})
+    result = docbridge("scan", "--root", str(root))
+    assert result.returncode == 2
+    assert "routing.options.ownership.billing.checks" in result.stderr
+    (root / "doc-bridge.config.json").write_text('{\n  "analysis": {"areas": {"depth": 0}}\n}')
+    result = docbridge("scan", "--root", str(root))
+    assert result.returncode == 2 and "analysis.areas.depth" in result.stderr
+    (root / "doc-bridge.config.json").write_text('{\n  "corpus": {,\n}')
+    result = docbridge("scan", "--root", str(root))
+    assert result.returncode == 2 and "doc-bridge.config.json:2:" in result.stderr and "invalid JSON" in result.stderr
+
+
+def test_config_parses_the_established_format(tmp_path: Path) -> None:
+    from conftest import FIXTURES
+    config = load_config(FIXTURES / "acme")
+    assert [r.id for r in config.ownership] == ["acme-api", "acme-billing", "acme-orders", "acme-shipping"]
+    billing = config.ownership[1]
+    assert (billing.path, billing.checks, billing.agent_doc) == (
+        "src/billing", ("npm test -- billing",), "docs/for-agents/billing.md")
+    assert [i.id for i in config.intents] == ["find-endpoint"]
+    assert config.changes[0].start_here == "src/billing/tax.ts"
+    with pytest.raises(ConfigError):
+        make_repo(tmp_path, {"doc-bridge.config.json": '{"routing": {"options": {"ownership": {"x": {}}}}}'})
+        load_config(tmp_path)
+
+
+def test_root_that_is_not_a_directory(tmp_path: Path) -> None:
+    result = docbridge("scan", "--root", str(tmp_path / "missing"))
+    assert result.returncode == 2 and "is not a directory" in result.stderr
+
+
+def test_update_with_a_file_outside_or_ignored_is_a_no_op(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"docs/a.md": "# A\n", ".gitignore": "tmp/\n"})
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    assert not ws.update("../outside.md", "# x").changed
+    assert not ws.update("tmp/x.md", "# x").changed
+    assert not ws.update("node_modules/x/readme.md", "# x").changed
+    assert ws.update("docs/b.md", "# B\n").changed

@@ -1,0 +1,164 @@
+"""Determinism, the facts cache, and incremental updates checked against a from-scratch oracle."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import copy_fixture, docbridge, docbridge_json
+
+from engine.workspace import Workspace
+
+
+def _without_reuse(snapshot: Any) -> dict[str, Any]:
+    data = snapshot.to_json_obj()
+    data["coverage"].pop("reuse")
+    return data
+
+
+def test_two_scans_of_an_unchanged_tree_are_identical_and_the_second_parses_nothing(acme: Path) -> None:
+    first = docbridge_json("scan", "--root", str(acme), "--json")
+    snapshot_one = (acme / ".docbridge" / "snapshot.json").read_text()
+    second = docbridge_json("scan", "--root", str(acme), "--json")
+    snapshot_two = json.loads((acme / ".docbridge" / "snapshot.json").read_text())
+    assert first["content_hash"] == second["content_hash"] == snapshot_two["content_hash"]
+    assert first["reuse"]["parsed"] == 51 and first["reuse"]["reused"] == 0
+    assert second["reuse"] == {"status": "complete", "reused": 51, "parsed": 0,
+                               "reason": "Reused 51 of 51 file(s). Nothing needed re-parsing."}
+    assert snapshot_two["coverage"]["reuse"]["status"] == "complete"  # the artifact says so too
+    one = json.loads(snapshot_one)
+    one["coverage"].pop("reuse")
+    snapshot_two["coverage"].pop("reuse")
+    assert one == snapshot_two
+
+
+def test_a_cold_scan_without_the_cache_gives_the_same_hash(acme: Path) -> None:
+    warm = docbridge_json("scan", "--root", str(acme), "--json")
+    cold = docbridge_json("scan", "--root", str(acme), "--json", "--no-cache")
+    assert warm["content_hash"] == cold["content_hash"]
+
+
+def test_editing_one_file_reparses_exactly_that_file(acme: Path) -> None:
+    docbridge_json("scan", "--root", str(acme), "--json")
+    doc = acme / "docs" / "orders.md"
+    doc.write_text(doc.read_text() + "\nSee also `src/billing/tax.ts`.\n")
+    summary = docbridge_json("scan", "--root", str(acme), "--json")
+    assert summary["reuse"]["parsed"] == 1 and summary["reuse"]["reused"] == 50
+    assert "Re-parsed: docs/orders.md." in summary["reuse"]["reason"]
+
+
+def test_a_corrupt_cache_is_ignored_and_rebuilt(acme: Path) -> None:
+    docbridge_json("scan", "--root", str(acme), "--json")
+    cache = acme / ".docbridge" / "cache" / "facts.json"
+    data = bytearray(cache.read_bytes())
+    data[-10:] = b"##########"
+    cache.write_bytes(bytes(data))
+    summary = docbridge_json("scan", "--root", str(acme), "--json")
+    assert summary["reuse"]["parsed"] == 51  # nothing trusted from a cache that fails its hash
+    cache.write_bytes(b'{"kind": "facts-cache", "format": 999}\n{}')
+    assert docbridge_json("scan", "--root", str(acme), "--json")["reuse"]["parsed"] == 51
+    assert docbridge_json("scan", "--root", str(acme), "--json")["reuse"]["parsed"] == 0
+
+
+def test_the_snapshot_on_disk_is_rewritten_when_it_was_tampered_with(acme: Path) -> None:
+    first = docbridge_json("scan", "--root", str(acme), "--json")
+    target = acme / ".docbridge" / "snapshot.json"
+    target.write_text("{}")
+    second = docbridge_json("scan", "--root", str(acme), "--json")
+    assert json.loads(target.read_text())["content_hash"] == first["content_hash"] == second["content_hash"]
+
+
+# ------------------------------------------------------------------------------------------------ oracle
+
+MODULE_TEMPLATE = "import {{ {symbol} }} from '{spec}';\n\nexport function {name}(): number {{\n  return 1;\n}}\n"
+
+
+def _random_edit(rng: random.Random, root: Path, ws: Workspace, step: int) -> tuple[str, str | None]:
+    """One edit a person might make: returns (path, new text or None when the file is deleted)."""
+    documents = sorted(ws.universe.documents)
+    modules = sorted(p for p in ws.universe.modules if p.endswith(".ts"))
+    choice = rng.random()
+    if choice < 0.3 and documents:
+        path = rng.choice(documents)
+        text = (root / path).read_text(encoding="utf-8")
+        module = rng.choice(modules)
+        symbols = [e.name for e in ws.universe.modules[module].exports if e.declared and e.name != "default"]
+        other = rng.choice(documents)
+        addition = rng.choice([
+            f"\nSee `{module}`.\n",
+            f"\nCall `{rng.choice(symbols)}`.\n" if symbols else "\nNothing.\n",
+            f"\nRead [this](/{other}#{rng.choice(['overview', 'setup', 'nope'])}).\n",
+            f"\nThe `{module.rsplit('/', 1)[0]}` area.\n",
+            f"\nA typo: `{module.replace('src/', 'scr/')}`.\n",
+            "\n## A new heading\n",
+        ])
+        return path, text + addition
+    if choice < 0.5 and modules:
+        path = rng.choice(modules)
+        text = (root / path).read_text(encoding="utf-8")
+        if rng.random() < 0.5:
+            return path, text + f"\nexport const added{step} = {step};\n"
+        lines = [line for line in text.split("\n") if not line.startswith("export const")]
+        return path, "\n".join(lines)
+    if choice < 0.65:
+        target = rng.choice(modules)
+        spec = "../" + target.removeprefix("src/").removesuffix(".ts") + ".js"
+        name = f"generated{step}"
+        return f"src/extra/gen{step}.ts", MODULE_TEMPLATE.format(symbol="x", spec=spec, name=name)
+    if choice < 0.78:
+        module = rng.choice(modules)
+        return f"docs/new-{step}.md", f"# New {step}\n\nAbout `{module}` and [billing](billing.md#taxes).\n"
+    if choice < 0.9 and len(documents) > 3:
+        return rng.choice([d for d in documents if d != "README.md"]), None
+    return rng.choice(modules), None
+
+
+def test_incremental_updates_equal_a_fresh_scan_of_the_edited_tree(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    rng = random.Random(20261129)
+    for step in range(60):
+        path, text = _random_edit(rng, root, ws, step)
+        target = root / path
+        if text is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        # the editor sends the buffer text; a deleted file is re-read from disk (gone)
+        ws.update(path, text)
+        fresh = Workspace(root, use_cache=False)
+        fresh.scan()
+        incremental, scratch = _without_reuse(ws.snapshot()), _without_reuse(fresh.snapshot())
+        if incremental != scratch:
+            for key in ("entities", "relations", "coverage"):
+                assert incremental[key] == scratch[key], f"step {step}: {path} diverged in {key}"
+        assert ws.snapshot().content_hash == fresh.snapshot().content_hash, f"step {step}: {path}"
+
+
+def test_an_update_reresolves_only_what_can_change(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    # a body edit in a module (no export added or removed) re-resolves that module alone
+    path = "src/billing/tax.ts"
+    report = ws.update(path, (root / path).read_text() + "\n// comment\n")
+    assert report.resolved == [path]
+    # renaming a heading re-resolves the documents that link to that document's anchors
+    doc = "docs/configuration.md"
+    text = (root / doc).read_text().replace("## Environment variables", "## Environment")
+    report = ws.update(doc, text)
+    assert "docs/configuration.md" in report.resolved and "docs/storage.md" in report.resolved
+    assert "docs/billing.md" not in report.resolved
+
+
+def test_scan_then_delete_a_linked_document(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    shutil.rmtree(root / "docs" / "guias")
+    result = docbridge("scan", "--root", str(root), "--json")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["entities"]["document"] == 14
