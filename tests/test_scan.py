@@ -64,7 +64,8 @@ def test_snapshot_shape_and_content_hash(acme_snapshot: dict[str, Any]) -> None:
 
 
 def test_acme_entities(acme_snapshot: dict[str, Any]) -> None:
-    documents = {f"document:{p.relative_to(ACME).as_posix()}" for p in ACME.rglob("*.md") if ".docbridge" not in p.parts}
+    documents = {f"document:{p.relative_to(ACME).as_posix()}" for p in ACME.rglob("*.md")
+                 if ".docbridge" not in p.parts}
     assert ids(acme_snapshot, "document") == documents
     assert len(documents) == 15
     modules = {f"module:{p.relative_to(ACME).as_posix()}" for pattern in ("*.ts", "*.tsx", "*.cjs")
