@@ -373,7 +373,7 @@ class Universe:
                                   score_cutoff=cutoff)
         return [(choice, score) for choice, score, _ in matches if low <= len(choice) <= high]
 
-    def suggest(self, target: str, limit: int = 3, cutoff: float = 0.75) -> list[str]:
+    def suggest(self, target: str, limit: int = 3, cutoff: float = 0.9) -> list[str]:
         """Paths close to a missing one, best first (for remediation text and quick fixes)."""
         assert self.layout is not None
         choices = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas) | self.other)

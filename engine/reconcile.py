@@ -1,0 +1,331 @@
+"""Reconciliation: the findings of a workspace, located in the files a person would fix.
+
+Document findings come from each document's resolution (links, mentions, declarations, regions) and are
+memoised per resolution, so after an edit only the re-resolved documents are recomputed. Repository
+findings (undocumented areas and area-to-area imports, unobserved ownership paths, import cycles) come
+from the graph and are recomputed only when the module graph or the documentation of areas changed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pathspec
+
+from engine.config import CONFIG_FILE
+from engine.discovery.resolve import DocumentResolution, Reference
+from engine.findings import RULES, Finding, Location, Range, fingerprint
+from engine.graph import import_cycles, runtime_import_graph
+from engine.model import AREA, DOCUMENT, MODULE, Evidence, MarkdownFacts, entity_id, split_id
+
+if TYPE_CHECKING:
+    from engine.workspace import Workspace
+
+DOCUMENTING_KINDS = frozenset({"mentions", "mentions-symbol", "covers", "links-to"})
+
+
+def _range(span: Any) -> Range:
+    return Range.of(span.line, span.column, span.end_line, span.end_column)
+
+
+def _evidence_location(evidence: Evidence, hashes: dict[str, str], message: str | None = None) -> Location:
+    return Location(path=evidence.path, range=Range.of(evidence.line, evidence.column, evidence.end_line,
+                                                         evidence.end_column),
+                    message=message, content_hash=hashes.get(evidence.path))
+
+
+def _finding(code: str, message: str, path: str | None, range_: Range | None, remediation: str, key: str, *,
+             entity: str | None = None, evidence: list[Location] | None = None,
+             related: list[Location] | None = None, data: dict[str, Any] | None = None) -> Finding:
+    return Finding(code=code, severity=RULES[code].severity, message=message, path=path, range=range_,
+                   entity=entity, evidence=evidence or [], related=related or [], remediation=remediation,
+                   fingerprint=fingerprint(code, path, key), data=data or {})
+
+
+def _did_you_mean(candidates: list[str], fallback: str) -> str:
+    if not candidates:
+        return fallback
+    shown = ", ".join(f"`{c}`" for c in candidates[:3])
+    return f"Did you mean {shown}? {fallback}"
+
+
+# ------------------------------------------------------------------------------------------------ documents
+
+
+def document_findings(ws: Workspace, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
+    path = facts.path
+    out: list[Finding] = []
+    occurrences: dict[tuple[str, str], int] = defaultdict(int)
+
+    def key(code: str, text: str) -> str:
+        occurrences[(code, text)] += 1
+        return f"{text}#{occurrences[(code, text)]}"
+
+    for ref in resolution.references:
+        if ref.status in ("broken", "outside-root"):
+            out.append(_link_broken(ws, path, ref, key("LINK_BROKEN", ref.text)))
+        elif ref.status == "anchor-missing":
+            candidates = [f"#{c}" for c in ref.candidates]
+            out.append(_finding(
+                "LINK_ANCHOR_MISSING", f"Link anchor {ref.message}.", path, _range(ref.span),
+                _did_you_mean(candidates, "Point the link at an existing heading, or add the heading."),
+                key("LINK_ANCHOR_MISSING", ref.text), entity=ref.target,
+                data={"anchor": ref.anchor, "target_path": ref.target_path, "candidates": list(ref.candidates)}))
+        elif ref.status == "unresolved" and ref.origin == "code":
+            suggestions = ws.universe.suggest(ref.target_path or ref.text)
+            out.append(_finding(
+                "MENTION_UNRESOLVED", f"`{ref.text}` looks like a repository path but matches no file or directory.",
+                path, _range(ref.span),
+                _did_you_mean(suggestions, "Fix the path, or remove the backticks if it is not a path."),
+                key("MENTION_UNRESOLVED", ref.text), data={"candidates": suggestions}))
+        elif ref.status == "ambiguous" and ref.origin == "code":
+            out.append(_ambiguous(ws, path, ref, key("SYMBOL_AMBIGUOUS", ref.symbol or ref.text)))
+        elif ref.status == "unresolved" and ref.origin in ("covers", "relation"):
+            out.append(_finding(
+                "COVERS_TARGET_MISSING", f"{ref.message[0].upper()}{ref.message[1:]}." if ref.message else
+                f"`{ref.text}` matches nothing.", path, _range(ref.span),
+                "Point it at an existing path, entity id, ownership id or package name, or remove the entry.",
+                key("COVERS_TARGET_MISSING", ref.text)))
+    for issue in facts.issues:
+        out.append(_finding("DOCBRIDGE_BLOCK_INVALID", issue.message, path,
+                            Range.of(issue.line, issue.column, issue.end_line, issue.end_column),
+                            "Fix the YAML between the `---` lines; until then nothing in the block is used.",
+                            key("DOCBRIDGE_BLOCK_INVALID", issue.message)))
+    for index, region in enumerate(facts.regions):
+        if not region.edited or not region.closed:
+            continue
+        out.append(_finding(
+            "GENERATED_REGION_EDITED",
+            f"Generated region (lines {region.start_line + 1}–{region.end_line + 1}) was edited by hand: it records "
+            f"hash {region.recorded_hash} but its content hashes to {region.computed_hash}.",
+            path, Range.of(region.start_line, 0, region.end_line, 0),
+            f"Regenerate the region, or re-seal it if the edit is intended (hash={region.computed_hash}).",
+            f"region#{index}",
+            evidence=[Location(path=path, range=Range.of(region.start_line + 1, 0, region.end_line - 1, 0),
+                               message="the generated lines", content_hash=facts.content_hash)],
+            data={"recorded_hash": region.recorded_hash, "computed_hash": region.computed_hash,
+                  "start_line": region.start_line, "end_line": region.end_line}))
+    return out
+
+
+def _link_broken(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
+    if ref.status == "outside-root":
+        message = f"Link `{ref.text}` points outside the repository."
+        remediation = "Link to a file inside the repository, or use an absolute URL."
+        suggestions: list[str] = []
+    else:
+        kind = {"image": "Image", "wiki": "Wiki link"}.get(ref.origin, "Link")
+        message = f"{kind} target `{ref.text}` does not exist."
+        suggestions = ws.universe.suggest(ref.target_path) if ref.target_path else []
+        remediation = _did_you_mean(suggestions, "Fix the path, or remove the link.")
+    return _finding("LINK_BROKEN", message, path, _range(ref.span), remediation, key,
+                    data={"target": ref.text, "target_path": ref.target_path, "candidates": suggestions})
+
+
+def _ambiguous(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
+    related = []
+    modules = [split_id(c)[1] for c in ref.candidates]
+    for module in modules:
+        position = ws.universe.export_position(module, ref.symbol or "")
+        line, column = position if position else (0, 0)
+        related.append(Location(path=module, range=Range.of(line, column, line, column + len(ref.symbol or "")),
+                                message=f"`{ref.symbol}` is declared here",
+                                content_hash=ws.universe.modules[module].content_hash
+                                if module in ws.universe.modules else None))
+    return _finding(
+        "SYMBOL_AMBIGUOUS",
+        f"`{ref.symbol}` is declared by {len(modules)} modules ({', '.join(modules)}); the mention links to none.",
+        path, _range(ref.span),
+        f"Name the module next to it (for example `{modules[0]}`), or rename one of the exports.",
+        key, related=related, data={"symbol": ref.symbol, "candidates": list(ref.candidates)})
+
+
+# ------------------------------------------------------------------------------------------------ repository
+
+
+@dataclass(slots=True)
+class AreaDocumentation:
+    documents: dict[str, set[str]]  # area path -> documents that cover/mention it (or live in it)
+    declared: set[tuple[str, str]]  # (from area, to area) declared in frontmatter
+
+
+def area_documentation(ws: Workspace) -> AreaDocumentation:
+    layout = ws.universe.layout
+    assert layout is not None
+    documents: dict[str, set[str]] = defaultdict(set)
+    declared: set[tuple[str, str]] = set()
+
+    def area_of(entity: str) -> str | None:
+        kind, value = split_id(entity)
+        if kind == AREA:
+            return value
+        if kind == MODULE:
+            return layout.module_area.get(value)
+        return None
+
+    for doc, resolution in ws.documents.items():
+        for relation in resolution.relations:
+            if relation.kind in DOCUMENTING_KINDS:
+                area = area_of(relation.target)
+                if area is not None:
+                    documents[area].add(doc)
+                    parent = layout.areas[area].parent_id
+                    while parent:  # documenting a nested area documents its parents
+                        parent_path = split_id(parent)[1]
+                        documents[parent_path].add(doc)
+                        parent = layout.areas[parent_path].parent_id
+        area = layout.area_of(doc)
+        if area is not None:
+            documents[area.path].add(doc)
+        for source, target, _kind in resolution.declared_relations:
+            a, b = area_of(source), area_of(target)
+            if a and b:
+                declared.add((a, b))
+    for record in ws.config.ownership:
+        if record.agent_doc and record.agent_doc.removeprefix("./") in ws.universe.documents \
+                and record.path in layout.areas:
+            documents[record.path].add(record.agent_doc.removeprefix("./"))
+    return AreaDocumentation(dict(documents), declared)
+
+
+def area_imports(ws: Workspace) -> dict[tuple[str, str], list[Evidence]]:
+    """Observed area -> area imports with the evidence of every import that crosses."""
+    layout = ws.universe.layout
+    assert layout is not None
+    pairs: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
+    for module in sorted(ws.modules):
+        source_area = layout.module_area.get(module)
+        if source_area is None:
+            continue
+        for relation in ws.modules[module].relations:
+            kind, target = split_id(relation.target)
+            if kind != MODULE:
+                continue
+            target_area = layout.module_area.get(target)
+            if target_area is None or target_area == source_area:
+                continue
+            # nested areas: an import from a child into its own parent is internal to the parent
+            if target_area.startswith(source_area + "/") or source_area.startswith(target_area + "/"):
+                continue
+            pairs[(source_area, target_area)].extend(relation.evidence)
+    return {pair: sorted(ev, key=lambda e: (e.path, e.line, e.column)) for pair, ev in sorted(pairs.items())}
+
+
+def repository_findings(ws: Workspace) -> list[Finding]:
+    layout = ws.universe.layout
+    assert layout is not None
+    hashes = {p: f.content_hash for p, f in ws.facts.items()}
+    out: list[Finding] = []
+    documentation = area_documentation(ws)
+    for path, area in sorted(layout.areas.items()):
+        if documentation.documents.get(path):
+            continue
+        first = area.modules[0] if area.modules else None
+        out.append(_finding(
+            "AREA_UNDOCUMENTED",
+            f"Area `{path}` ({len(area.modules)} module{'s' if len(area.modules) != 1 else ''}) is not covered or "
+            f"mentioned by any document.",
+            first, Range.of(0, 0, 0, 0) if first else None,
+            f"Mention `{path}` in the document that describes it, or add `covers: [{path}]` to its frontmatter.",
+            path, entity=area.id,
+            evidence=[Location(path=m, range=Range.of(0, 0, 0, 0), content_hash=hashes.get(m))
+                      for m in area.modules[:8]]))
+    for (source, target), evidence in area_imports(ws).items():
+        if (source, target) in documentation.declared:
+            continue
+        if documentation.documents.get(source, set()) & documentation.documents.get(target, set()):
+            continue
+        first = evidence[0]
+        modules = sorted({e.path for e in evidence})
+        out.append(_finding(
+            "RELATION_UNDOCUMENTED",
+            f"`{source}` imports `{target}` ({len(evidence)} import{'s' if len(evidence) != 1 else ''} in "
+            f"{len(modules)} module{'s' if len(modules) != 1 else ''}), and no document covers or mentions both.",
+            first.path, Range.of(first.line, first.column, first.end_line, first.end_column),
+            f"Describe how `{source}` uses `{target}` in a document that mentions both.",
+            f"{source}->{target}", entity=entity_id(AREA, source),
+            evidence=[_evidence_location(e, hashes, "import") for e in evidence[:8]],
+            data={"from": entity_id(AREA, source), "to": entity_id(AREA, target), "imports": len(evidence)}))
+    for record in ws.config.ownership:
+        if ws.universe.path_kind(record.path, set()) is not None:
+            continue
+        line = ws.config_line(f'"{record.id}"')
+        line = line if line is not None else 0
+        candidates = ws.universe.suggest(record.path)
+        out.append(_finding(
+            "OWNERSHIP_PATH_UNOBSERVED",
+            f"Ownership record `{record.id}` names `{record.path}`, where no file or directory exists.",
+            CONFIG_FILE, Range.of(line, 0, line, 0),
+            _did_you_mean(candidates, "Update the record's `path` (renamed or moved?) or remove the record."),
+            record.id, entity=f"ownership:{record.id}", data={"candidates": candidates}))
+    for cycle in import_cycles(runtime_import_graph(
+            [r for resolution in ws.modules.values() for r in resolution.relations])):
+        modules = [split_id(node)[1] for node in cycle.nodes]
+        first = cycle.evidence[0][2][0]
+        chain = " → ".join([*modules, modules[0]])
+        out.append(_finding(
+            "IMPORT_CYCLE", f"Import cycle: {chain}.", first.path,
+            Range.of(first.line, first.column, first.end_line, first.end_column),
+            "Break the cycle: move the shared code into a module both can import, or invert one dependency.",
+            ",".join(cycle.nodes), entity=cycle.nodes[0],
+            evidence=[_evidence_location(ev[0], hashes, f"{split_id(a)[1]} imports {split_id(b)[1]}")
+                      for a, b, ev in cycle.evidence],
+            data={"modules": modules}))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ all
+
+
+FindingsMemo = dict[str, tuple[DocumentResolution, list[Finding]]]
+
+
+def compute_findings(ws: Workspace, memo: FindingsMemo | None = None) -> list[Finding]:
+    """Every finding of the workspace, with configured severities and ignores applied, sorted.
+
+    `memo` keeps each document's findings next to the resolution they came from; a document whose
+    resolution object is unchanged is not recomputed (unless it names an ambiguous symbol, whose related
+    locations follow the declaring modules).
+    """
+    ws.ensure_resolved()
+    found: list[Finding] = []
+    fresh: FindingsMemo = {}
+    for path, resolution in ws.documents.items():
+        cached = memo.get(path) if memo is not None else None
+        if cached is not None and cached[0] is resolution:
+            findings = cached[1]
+        else:
+            facts = ws.universe.documents.get(path)
+            findings = document_findings(ws, resolution, facts) if facts is not None else []
+        if not any(f.code == "SYMBOL_AMBIGUOUS" for f in findings):
+            fresh[path] = (resolution, findings)
+        found.extend(findings)
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
+    found.extend(repository_findings(ws))
+    return apply_config(ws, found)
+
+
+def apply_config(ws: Workspace, findings: list[Finding], overrides: dict[str, str] | None = None) -> list[Finding]:
+    """Per-code severity overrides (`off` drops the code) and ignore globs from configuration."""
+    severities = {**ws.config.check.severity, **(overrides or {})}
+    ignore = pathspec.GitIgnoreSpec.from_lines(list(ws.config.check.ignore)) if ws.config.check.ignore else None
+    out = []
+    for finding in findings:
+        level = severities.get(finding.code)
+        if level == "off":
+            continue
+        if ignore is not None and finding.path and ignore.match_file(finding.path):
+            continue
+        if level and level != finding.severity:
+            finding = finding.model_copy(update={"severity": level})
+        out.append(finding)
+    out.sort(key=lambda f: f.sort_key)
+    return out
+
+
+__all__ = ["DOCUMENT", "area_documentation", "area_imports", "compute_findings", "document_findings",
+           "repository_findings"]
