@@ -8,6 +8,7 @@ only its `coverage.reuse` block (outside the content hash) is refreshed in place
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,3 +84,32 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
 def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> bytes:
     offset, length = int(state["reuse_offset"]), int(state["reuse_length"])
     return data[:offset] + canonical_json(reuse).encode("utf-8") + data[offset + length:]
+
+
+FINDINGS_KIND = "check-state"
+
+
+def load_findings(workspace: Any) -> list[Any] | None:
+    """The findings of an earlier run over exactly these inputs, or None (verified by hash and fingerprint)."""
+    from engine.findings import Finding
+    if not workspace.use_cache:
+        return None
+    loaded = read_sealed(artifact_dir(workspace.root) / "cache" / "findings.json", FINDINGS_KIND)
+    if loaded is None:
+        return None
+    _, state = loaded
+    if not isinstance(state, dict) or state.get("fingerprint") != workspace.input_fingerprint():
+        return None
+    try:
+        return [Finding.model_validate(f) for f in state["findings"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def store_findings(workspace: Any, findings: list[Any]) -> None:
+    if not workspace.use_cache:
+        return
+    with contextlib.suppress(OSError):  # a read-only checkout still checks; it only loses the warm start
+        write_sealed(artifact_dir(workspace.root) / "cache" / "findings.json", FINDINGS_KIND, {
+            "fingerprint": workspace.input_fingerprint(),
+            "findings": [f.model_dump(mode="json") for f in findings]})

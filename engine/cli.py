@@ -144,18 +144,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from engine.artifacts import load_findings, store_findings
+    from engine.findings import CheckReport, fails, render_sarif, render_text, summarise
+    root = _root(args.root)
+    workspace = open_workspace(root, progress=args.format == "text", use_cache=not args.no_cache, resolve=False)
+    findings = load_findings(workspace)  # unchanged inputs: the findings of the last run
+    if findings is None:
+        findings = workspace.findings()
+        store_findings(workspace, findings)
+    suggestions = workspace.area_suggestions()
+    if args.format == "json":
+        report = CheckReport(findings=findings, summary=summarise(findings), suggestions=suggestions)
+        text = report.model_dump_json(indent=2) + "\n"
+    elif args.format == "sarif":
+        text = json.dumps(render_sarif(findings, root.as_uri() + "/"), indent=2) + "\n"
+    else:
+        text = render_text(findings, suggestions)
+    if args.output:
+        _write_output(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_FINDINGS if fails(findings, args.fail_on) else EXIT_OK
+
+
+def _register_check(commands: Any) -> None:
+    check = commands.add_parser(
+        "check", help="report drift between documentation and code",
+        description="Report broken links and anchors, unresolved and ambiguous mentions, malformed frontmatter, "
+                    "undocumented areas and area imports, unobserved ownership paths, import cycles and "
+                    "hand-edited generated regions.",
+        epilog="Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on a usage or input error.")
+    _add_root(check)
+    check.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
+    check.add_argument("--fail-on", choices=["error", "warning", "info", "never"], default="error",
+                       help="lowest severity that makes the exit code 1 (default: error)")
+    check.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
+    check.set_defaults(handler=cmd_check)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine import bench
     workdir = Path(args.workdir).resolve() if args.workdir else None
     if args.suite == "scan":
         return bench.bench_scan(args.files or [1000, 5000], workdir, args.json)
+    if args.suite == "check":
+        return bench.bench_check((args.files or [5000])[0], workdir, args.json)
     raise UsageError(f"unknown benchmark {args.suite!r}")
 
 
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan"], help="which benchmark")
+    bench.add_argument("suite", choices=["scan", "check"], help="which benchmark")
     bench.add_argument("--files", type=int, nargs="+", metavar="N",
                        help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000)")
     bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
@@ -163,7 +205,7 @@ def _register_bench(commands: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_bench]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -74,7 +74,9 @@ class Range(BaseModel):
 
     @classmethod
     def of(cls, line: int, column: int, end_line: int, end_column: int) -> Range:
-        return cls(start=Position(line=line, character=column), end=Position(line=end_line, character=end_column))
+        # built from the engine's own integers: skip validation (findings can number in the thousands)
+        return cls.model_construct(start=Position.model_construct(line=line, character=column),
+                                   end=Position.model_construct(line=end_line, character=end_column))
 
 
 class Location(BaseModel):

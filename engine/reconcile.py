@@ -31,17 +31,18 @@ def _range(span: Any) -> Range:
 
 
 def _evidence_location(evidence: Evidence, hashes: dict[str, str], message: str | None = None) -> Location:
-    return Location(path=evidence.path, range=Range.of(evidence.line, evidence.column, evidence.end_line,
-                                                         evidence.end_column),
-                    message=message, content_hash=hashes.get(evidence.path))
+    return Location.model_construct(path=evidence.path, range=Range.of(
+        evidence.line, evidence.column, evidence.end_line, evidence.end_column), message=message,
+        content_hash=hashes.get(evidence.path))
 
 
 def _finding(code: str, message: str, path: str | None, range_: Range | None, remediation: str, key: str, *,
              entity: str | None = None, evidence: list[Location] | None = None,
              related: list[Location] | None = None, data: dict[str, Any] | None = None) -> Finding:
-    return Finding(code=code, severity=RULES[code].severity, message=message, path=path, range=range_,
-                   entity=entity, evidence=evidence or [], related=related or [], remediation=remediation,
-                   fingerprint=fingerprint(code, path, key), data=data or {})
+    return Finding.model_construct(
+        code=code, severity=RULES[code].severity, message=message, path=path, range=range_, entity=entity,
+        evidence=evidence or [], related=related or [], remediation=remediation,
+        fingerprint=fingerprint(code, path, key), data=data or {})
 
 
 def _did_you_mean(candidates: list[str], fallback: str) -> str:
@@ -103,8 +104,9 @@ def document_findings(ws: Workspace, resolution: DocumentResolution, facts: Mark
             path, Range.of(region.start_line, 0, region.end_line, 0),
             f"Regenerate the region, or re-seal it if the edit is intended (hash={region.computed_hash}).",
             f"region#{index}",
-            evidence=[Location(path=path, range=Range.of(region.start_line + 1, 0, region.end_line - 1, 0),
-                               message="the generated lines", content_hash=facts.content_hash)],
+            evidence=[Location.model_construct(path=path, range=Range.of(region.start_line + 1, 0,
+                                                                         region.end_line - 1, 0),
+                                               message="the generated lines", content_hash=facts.content_hash)],
             data={"recorded_hash": region.recorded_hash, "computed_hash": region.computed_hash,
                   "start_line": region.start_line, "end_line": region.end_line}))
     return out
@@ -130,10 +132,10 @@ def _ambiguous(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
     for module in modules:
         position = ws.universe.export_position(module, ref.symbol or "")
         line, column = position if position else (0, 0)
-        related.append(Location(path=module, range=Range.of(line, column, line, column + len(ref.symbol or "")),
-                                message=f"`{ref.symbol}` is declared here",
-                                content_hash=ws.universe.modules[module].content_hash
-                                if module in ws.universe.modules else None))
+        related.append(Location.model_construct(
+            path=module, range=Range.of(line, column, line, column + len(ref.symbol or "")),
+            message=f"`{ref.symbol}` is declared here",
+            content_hash=ws.universe.modules[module].content_hash if module in ws.universe.modules else None))
     return _finding(
         "SYMBOL_AMBIGUOUS",
         f"`{ref.symbol}` is declared by {len(modules)} modules ({', '.join(modules)}); the mention links to none.",
@@ -230,8 +232,8 @@ def repository_findings(ws: Workspace) -> list[Finding]:
             first, Range.of(0, 0, 0, 0) if first else None,
             f"Mention `{path}` in the document that describes it, or add `covers: [{path}]` to its frontmatter.",
             path, entity=area.id,
-            evidence=[Location(path=m, range=Range.of(0, 0, 0, 0), content_hash=hashes.get(m))
-                      for m in area.modules[:8]]))
+            evidence=[Location.model_construct(path=m, range=Range.of(0, 0, 0, 0), message=None,
+                                               content_hash=hashes.get(m)) for m in area.modules[:8]]))
     for (source, target), evidence in area_imports(ws).items():
         if (source, target) in documentation.declared:
             continue
@@ -271,7 +273,7 @@ def repository_findings(ws: Workspace) -> list[Finding]:
             "Break the cycle: move the shared code into a module both can import, or invert one dependency.",
             ",".join(cycle.nodes), entity=cycle.nodes[0],
             evidence=[_evidence_location(ev[0], hashes, f"{split_id(a)[1]} imports {split_id(b)[1]}")
-                      for a, b, ev in cycle.evidence],
+                      for a, b, ev in cycle.evidence[:16]],
             data={"modules": modules}))
     return out
 

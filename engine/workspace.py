@@ -78,6 +78,7 @@ class Workspace:
         self._views: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._config_lines: list[str] | None = None
+        self._findings_memo: dict[str, Any] = {}
         self.universe = Universe(self.config, IgnoreRules(self.config))
 
     # ------------------------------------------------------------------ full scan
@@ -339,6 +340,23 @@ class Workspace:
         from engine.snapshot import build_snapshot
         self.ensure_resolved()
         return self.view("snapshot", lambda: build_snapshot(self))
+
+    def findings(self) -> list[Any]:
+        """Every finding (engine.reconcile), memoised per document across generations."""
+        from engine.reconcile import compute_findings
+        self.ensure_resolved()
+        return self.view("findings", lambda: compute_findings(self, self._findings_memo))  # type: ignore[no-any-return]
+
+    def area_suggestions(self) -> list[dict[str, Any]]:
+        """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""
+        from engine.graph import area_suggestions
+        layout = self.universe.layout
+        if layout is None or len(layout.areas) >= 2 or len(self.universe.modules) < 6:
+            return []
+        self.ensure_resolved()
+        return self.view("suggestions", lambda: [
+            s for s in area_suggestions([r for m in self.modules.values() for r in m.relations])
+            if s["label"] not in layout.areas])
 
     def reuse_report(self) -> dict[str, Any]:
         report = self.last_scan

@@ -141,10 +141,12 @@ class Universe:
     _package_names: dict[str, str] | None = None
     _short_names: dict[str, str] | None = None
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
+    _suggest_choices: list[str] | None = None
 
     # ---- mutation (returns the dependency keys whose answers changed)
 
     def _add_path(self, path: str, keys: set[Key]) -> None:
+        self._suggest_choices = None
         keys.add(("path", path))
         keys.add(("dir-files", _dirname(path)))
         for directory in _ancestors(path):
@@ -153,6 +155,7 @@ class Universe:
                 keys.add(("path", directory))
 
     def _remove_path(self, path: str, keys: set[Key]) -> None:
+        self._suggest_choices = None
         keys.add(("path", path))
         keys.add(("dir-files", _dirname(path)))
         for directory in _ancestors(path):
@@ -283,6 +286,7 @@ class Universe:
         """Recompute packages and areas; the keys name the areas and packages that appeared or went."""
         old = self.layout
         self.layout = build_layout(self.manifests.values(), self.modules.keys(), self.config, root_name)
+        self._suggest_choices = None
         self._package_names = None
         self._short_names = None
         keys: set[Key] = set()
@@ -376,11 +380,13 @@ class Universe:
     def suggest(self, target: str, limit: int = 3, cutoff: float = 0.9) -> list[str]:
         """Paths close to a missing one, best first (for remediation text and quick fixes)."""
         assert self.layout is not None
-        choices = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas) | self.other)
-        if not choices:
+        if self._suggest_choices is None:  # dropped whenever a path or an area comes or goes
+            self._suggest_choices = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas)
+                                           | self.other)
+        if not self._suggest_choices:
             return []
-        found = process.extract(target, choices, scorer=JaroWinkler.normalized_similarity, limit=limit,
-                                score_cutoff=cutoff)
+        found = process.extract(target, self._suggest_choices, scorer=JaroWinkler.normalized_similarity,
+                                limit=limit, score_cutoff=cutoff)
         return [c for c, _, _ in found]
 
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:

@@ -1,0 +1,207 @@
+"""`docbridge check`: the exact findings the fixtures plant, exit codes, JSON, SARIF and conservativeness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import FIXTURES, REPO, docbridge, docbridge_json, make_repo
+
+from engine.findings import RULES, CheckReport
+
+ALL_CODES = set(RULES)
+
+
+def _line_of(path: Path, needle: str) -> int:
+    """1-based line of the first line containing `needle`."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def findings_of(root: Path) -> set[tuple[str, str, int]]:
+    report = docbridge_json("check", "--root", str(root), "--format", "json", expect=None)  # type: ignore[arg-type]
+    return {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in report["findings"]}
+
+
+def test_acme_findings_are_exactly_the_planted_ones(acme: Path) -> None:
+    result = docbridge("check", "--root", str(acme), "--format", "json")
+    assert result.returncode == 1  # errors are planted; the default --fail-on is error
+    found = {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in json.loads(result.stdout)["findings"]}
+    config = FIXTURES / "acme" / "doc-bridge.config.json"
+    assert found == {
+        ("LINK_BROKEN", "docs/architecture.md", 58),
+        ("MENTION_UNRESOLVED", "docs/architecture.md", 57),
+        ("LINK_ANCHOR_MISSING", "docs/storage.md", 20),
+        ("SYMBOL_AMBIGUOUS", "docs/billing.md", 25),
+        ("COVERS_TARGET_MISSING", "docs/catalog.md", 8),
+        ("DOCBRIDGE_BLOCK_INVALID", "docs/deployment.md", 6),
+        ("GENERATED_REGION_EDITED", "docs/configuration.md", 17),
+        ("AREA_UNDOCUMENTED", "src/notifications/EmailLayout.tsx", 1),
+        ("RELATION_UNDOCUMENTED", "src/orders/fulfillment.ts", 2),
+        ("OWNERSHIP_PATH_UNOBSERVED", "doc-bridge.config.json", _line_of(config, '"acme-shipping"')),
+        ("IMPORT_CYCLE", "src/billing/invoice.ts", 2),
+    }
+
+
+def test_monorepo_findings_are_exactly_the_planted_ones(monorepo: Path) -> None:
+    result = docbridge("check", "--root", str(monorepo), "--format", "json")
+    assert result.returncode == 0  # only warnings and info
+    found = {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in json.loads(result.stdout)["findings"]}
+    assert found == {
+        ("LINK_ANCHOR_MISSING", "docs/web.md", 20),
+        ("AREA_UNDOCUMENTED", "packages/web/src/components/ErrorBanner.jsx", 1),
+        # pages import components (OrdersPage.tsx:4); nothing documents components at all
+        ("RELATION_UNDOCUMENTED", "packages/web/src/pages/OrdersPage.tsx", 4),
+        ("RELATION_UNDOCUMENTED", "packages/web/src/components/OrderTable.tsx", 1),
+    }
+
+
+def test_every_code_is_planted_somewhere(acme: Path, monorepo: Path) -> None:
+    codes = {f["code"] for root in (acme, monorepo) for f in docbridge_json(
+        "check", "--root", str(root), "--format", "json", "--fail-on", "never")["findings"]}
+    assert codes == ALL_CODES
+
+
+def test_finding_details(acme: Path) -> None:
+    report = docbridge_json("check", "--root", str(acme), "--format", "json", "--fail-on", "never")
+    by_code = {f["code"]: f for f in report["findings"]}
+    cycle = by_code["IMPORT_CYCLE"]
+    assert cycle["data"]["modules"] == ["src/billing/invoice.ts", "src/billing/payments.ts", "src/orders/checkout.ts"]
+    assert [(e["path"], e["range"]["start"]["line"] + 1) for e in cycle["evidence"]] == [
+        ("src/billing/invoice.ts", 2), ("src/billing/payments.ts", 1), ("src/orders/checkout.ts", 2)]
+    ambiguous = by_code["SYMBOL_AMBIGUOUS"]
+    assert [r["path"] for r in ambiguous["related"]] == ["src/billing/invoice.ts", "src/util/money.ts"]
+    assert [r["range"]["start"]["line"] + 1 for r in ambiguous["related"]] == [40, 32]
+    region = by_code["GENERATED_REGION_EDITED"]
+    assert (region["data"]["recorded_hash"], region["data"]["computed_hash"]) == ("bc0e62e7d58b47d5",
+                                                                                   "b13024e195fee091")
+    assert region["range"]["end"]["line"] + 1 == 26
+    anchor = by_code["LINK_ANCHOR_MISSING"]
+    assert "#environment-variables" in anchor["remediation"]
+    broken = by_code["LINK_BROKEN"]
+    assert broken["data"]["candidates"][0] == "docs/deployment.md"
+    relation = by_code["RELATION_UNDOCUMENTED"]
+    assert (relation["data"]["from"], relation["data"]["to"]) == ("area:src/orders", "area:src/notifications")
+    assert all(f["remediation"] and len(f["fingerprint"]) == 32 for f in report["findings"])
+    assert report["summary"] == {"total": 11, "by_severity": {"error": 3, "warning": 5, "info": 3},
+                                 "by_code": {code: 1 for code in sorted(ALL_CODES)}}
+
+
+def test_json_round_trips_through_the_model(acme: Path) -> None:
+    raw = docbridge("check", "--root", str(acme), "--format", "json").stdout
+    report = CheckReport.model_validate_json(raw)
+    assert json.loads(report.model_dump_json()) == json.loads(raw)
+
+
+def test_text_output_groups_by_file_with_positions(acme: Path) -> None:
+    result = docbridge("check", "--root", str(acme))
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert "docs/architecture.md" in lines
+    assert any(line.strip().startswith("docs/architecture.md:58:1  error    LINK_BROKEN") for line in lines)
+    headers = [line for line in lines[:-1] if line and not line.startswith(" ")]
+    assert headers == sorted(headers) and len(headers) == 10  # one header per file, files in order
+    assert lines[-1] == "11 findings: 3 errors, 5 warnings, 3 info"
+
+
+def test_exit_codes(acme: Path, monorepo: Path) -> None:
+    assert docbridge("check", "--root", str(acme), "--fail-on", "never").returncode == 0
+    assert docbridge("check", "--root", str(monorepo)).returncode == 0
+    assert docbridge("check", "--root", str(monorepo), "--fail-on", "warning").returncode == 1
+    assert docbridge("check", "--root", str(monorepo), "--fail-on", "info").returncode == 1
+    assert docbridge("check", "--root", str(monorepo), "--format", "xml").returncode == 2
+    assert docbridge("check", "--root", str(monorepo / "nope")).returncode == 2
+
+
+def test_sarif_validates_against_the_2_1_0_schema(acme: Path) -> None:
+    schema = json.loads((REPO / "tests" / "data" / "sarif-2.1.0-rtm.5.json").read_text())
+    sarif = docbridge_json("check", "--root", str(acme), "--format", "sarif", expect=1)
+    jsonschema.Draft4Validator(schema).validate(sarif)
+    (run,) = sarif["runs"]
+    assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} == ALL_CODES
+    findings = docbridge_json("check", "--root", str(acme), "--format", "json", "--fail-on", "never")["findings"]
+    assert len(run["results"]) == len(findings) == 11
+    for result, finding in zip(run["results"], findings):
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert result["ruleId"] == finding["code"]
+        assert region["startLine"] == finding["range"]["start"]["line"] + 1
+        assert region["startColumn"] == finding["range"]["start"]["character"] + 1
+        assert result["partialFingerprints"]["docbridgeFingerprint/v1"] == finding["fingerprint"]
+    assert {r["level"] for r in run["results"]} == {"error", "warning", "note"}
+    # a deliberately broken log fails the same validation: the test can fail
+    broken = json.loads(json.dumps(sarif))
+    broken["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(schema).validate(broken)
+
+
+def test_fingerprints_survive_lines_moving(acme: Path) -> None:
+    before = {f["fingerprint"] for f in docbridge_json(
+        "check", "--root", str(acme), "--format", "json", "--fail-on", "never")["findings"]}
+    for doc in ("docs/architecture.md", "docs/billing.md", "docs/storage.md"):
+        path = acme / doc
+        text = path.read_text()
+        head, sep, rest = text.partition("\n# ")
+        path.write_text(head + "\n\nA new paragraph.\n" + sep + rest)
+    after = docbridge_json("check", "--root", str(acme), "--format", "json", "--fail-on", "never")["findings"]
+    assert {f["fingerprint"] for f in after} == before
+    moved = {f["code"]: f["range"]["start"]["line"] + 1 for f in after if f["path"] == "docs/architecture.md"}
+    assert moved == {"MENTION_UNRESOLVED": 57 + 3, "LINK_BROKEN": 58 + 3}  # three lines were inserted above
+
+
+def test_severity_overrides_off_and_ignore_globs(acme: Path) -> None:
+    config = json.loads((acme / "doc-bridge.config.json").read_text())
+    config["check"] = {"severity": {"LINK_BROKEN": "warning", "AREA_UNDOCUMENTED": "off"},
+                       "ignore": ["docs/deployment.md"]}
+    (acme / "doc-bridge.config.json").write_text(json.dumps(config))
+    report = docbridge_json("check", "--root", str(acme), "--format", "json", "--fail-on", "never")
+    codes = {f["code"]: f for f in report["findings"]}
+    assert codes["LINK_BROKEN"]["severity"] == "warning"
+    assert "AREA_UNDOCUMENTED" not in codes and "DOCBRIDGE_BLOCK_INVALID" not in codes
+    assert len(report["findings"]) == 9
+    config["check"] = {"severity": {"LINK_BROKEN": "loud"}}
+    (acme / "doc-bridge.config.json").write_text(json.dumps(config))
+    result = docbridge("check", "--root", str(acme))
+    assert result.returncode == 2 and "check.severity.LINK_BROKEN" in result.stderr
+
+
+CONSERVATIVE = """\
+# Working on the service
+
+Run `npm install`, then `npm run build -- --watch` and `npx vitest run src/`.
+Use `git checkout -b feature/new-thing` and `git push origin main`; CI runs `make test`.
+Set `NODE_ENV=production` and call `curl -s https://api.example.com/v1/orders | jq .`.
+The API lives at `https://api.example.com/v1` and `http://localhost:3000/health`.
+Versions: `v1.2.3`, `1.2.3-beta.1`, `^18.0.0`, `>=3.11`, `node@20`.
+Content types: `application/json`, `text/plain`, and units like `km/h` or `req/s`.
+Globs: `src/**/*.ts`, `docs/*.md`, `!dist`. Paths outside: `/usr/bin/env`, `~/.config/app`, `C:\\Users\\me`.
+Keys like [[Tab]], [[Ctrl]] and [[Enter]] are shortcuts; [x] and [ ] are not links. Footnote[^1].
+Emails `ops@example.com` and handles `@acme/ui-kit` (not in this repository) are fine, as is `react-dom/server`.
+Regular expressions `^[a-z]+/[0-9]+$` and template strings `${base}/api` are fine too.
+
+- [x] ship it
+- [ ] write more tests
+
+```sh
+cat src/does/not/exist.ts && open docs/missing.md
+```
+
+    src/indented/missing.ts
+
+[^1]: A footnote with `owner/repo` in it.
+"""
+
+
+def test_a_document_full_of_non_references_produces_no_finding(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "calm"}',
+        "docs/working.md": CONSERVATIVE,
+        "docs/index.md": "# Index\n\nSee [working](working.md) about `src/app`.\n",
+        "src/app/main.ts": "export const main = 1;\n",
+    })
+    report = docbridge_json("check", "--root", str(root), "--format", "json", "--fail-on", "never")
+    assert report["findings"] == []
