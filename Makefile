@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 
 demo: setup
 	$(BIN)/docbridge scan --root $(FIXTURE)
+	$(BIN)/docbridge check --root $(FIXTURE) --fail-on never
 
 test: setup test-python
 
