@@ -113,3 +113,42 @@ def store_findings(workspace: Any, findings: list[Any]) -> None:
         write_sealed(artifact_dir(workspace.root) / "cache" / "findings.json", FINDINGS_KIND, {
             "fingerprint": workspace.input_fingerprint(),
             "findings": [f.model_dump(mode="json") for f in findings]})
+
+
+PROJECTION_KIND = "retrieval-projection"
+
+
+def load_projection(workspace: Any) -> Any | None:
+    """The projection built from exactly these inputs, or None when missing, stale or corrupt."""
+    from engine.lexicon import LEXICON_VERSION
+    from engine.retrieval.project import PROJECTION_VERSION, Projection, entry_from_json
+    if not workspace.use_cache:
+        return None
+    loaded = read_sealed(artifact_dir(workspace.root) / "index" / "projection.json", PROJECTION_KIND, {
+        "projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
+    if loaded is None:
+        return None
+    _, state = loaded
+    if not isinstance(state, dict) or state.get("fingerprint") != workspace.input_fingerprint():
+        return None
+    try:
+        header = state["header"]
+        projection = Projection([entry_from_json(e) for e in state["entries"]], header["weights"],
+                                header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if projection.weights != workspace.config.weights():
+        return None
+    return projection
+
+
+def store_projection(workspace: Any, projection: Any) -> None:
+    from engine.lexicon import LEXICON_VERSION
+    from engine.retrieval.project import PROJECTION_VERSION
+    if not workspace.use_cache:
+        return
+    with contextlib.suppress(OSError):
+        write_sealed(artifact_dir(workspace.root) / "index" / "projection.json", PROJECTION_KIND, {
+            "fingerprint": workspace.input_fingerprint(), "header": projection.header(),
+            "entries": [e.to_json() for e in projection.entries]},
+            {"projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})

@@ -184,6 +184,90 @@ def _register_check(commands: Any) -> None:
     check.set_defaults(handler=cmd_check)
 
 
+def open_retriever(root: Path, *, use_cache: bool = True, progress: bool = False) -> tuple[Any, Any]:
+    """The workspace and its retriever; the projection comes from .docbridge/index when its inputs match
+    (nothing is resolved or projected again), and is rebuilt when it is missing, stale or corrupt."""
+    from engine.artifacts import load_projection, store_projection
+    from engine.retrieval.rank import Retriever
+    workspace = open_workspace(root, progress=progress, use_cache=use_cache, resolve=False)
+    projection = load_projection(workspace)
+    reused = projection is not None
+    if projection is None:
+        projection = workspace.projection()
+        store_projection(workspace, projection)
+    retriever = Retriever(projection)
+    retriever.reused = reused
+    return workspace, retriever
+
+
+def _kinds(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    kinds = sorted({k.strip() for v in values for k in v.split(",") if k.strip()})
+    known = {"document", "module", "area", "package", "intent", "change"}
+    unknown = [k for k in kinds if k not in known]
+    if unknown:
+        raise UsageError(f"unknown kind {unknown[0]!r}; choose from {', '.join(sorted(known))}.")
+    return kinds
+
+
+def render_search_text(query: str, results: list[Any], explain: bool) -> str:
+    lines = [f"Query: {query} ({len(results)} result{'s' if len(results) != 1 else ''})"]
+    for number, result in enumerate(results, start=1):
+        entry = result.entry
+        lines.append(f"{number:>2}. [{entry.kind}] {entry.id}  score={result.score:.2f}  "
+                     f"confidence={result.confidence}")
+        detail = entry.path + (f" — {entry.summary}" if entry.summary else "")
+        lines.append(f"    {detail[:160]}")
+        if explain:
+            parts = [f"{k}={v:g}" for k, v in result.components.items()
+                     if v and not (k in ("prior", "aboutness") and v == 1.0)]
+            lines.append(f"    why: {', '.join(parts) or 'nothing'}")
+            if result.matched:
+                lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matched.items()))
+            if result.surfaced_by:
+                via = result.surfaced_by
+                lines.append(f"    surfaced by: {via['kind']} {via['id']} ({via['hops']} hop"
+                             f"{'s' if via['hops'] != 1 else ''}, {via['confidence']})")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from engine.lexicon import tokens
+    root = _root(args.root)
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1.")
+    kinds = _kinds(args.kinds)
+    _, retriever = open_retriever(root, use_cache=not args.no_cache, progress=not args.json)
+    results = retriever.search(args.query, args.limit, kinds=kinds)
+    if args.json:
+        payload = {"query": args.query, "terms": results[0].terms if results else tokens(args.query, unique=True),
+                   "index": {"entries": len(retriever.entries), "reused": retriever.reused},
+                   "results": [r.to_json(explain=args.explain) for r in results]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_search_text(args.query, results, args.explain))
+    return EXIT_OK
+
+
+def _register_search(commands: Any) -> None:
+    search = commands.add_parser(
+        "search", help="ranked search over documents, modules, areas, packages and routes",
+        description="Rank the repository's documents, modules, areas, packages and configured routes for a "
+                    "query: an exported symbol, a path, an ownership id or a question (English or Portuguese).")
+    search.add_argument("query", help="what to look for")
+    _add_root(search)
+    search.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (default 10)")
+    search.add_argument("--kinds", nargs="+", metavar="KIND",
+                        help="only these kinds (document, module, area, package, intent, change)")
+    search.add_argument("--explain", action="store_true", help="show every score component and matched terms")
+    output = search.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print JSON")
+    output.add_argument("--text", action="store_true", help="print a readable ranked list (the default)")
+    search.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    search.set_defaults(handler=cmd_search)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine import bench
     workdir = Path(args.workdir).resolve() if args.workdir else None
@@ -191,13 +275,60 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench.bench_scan(args.files or [1000, 5000], workdir, args.json)
     if args.suite == "check":
         return bench.bench_check((args.files or [5000])[0], workdir, args.json)
+    if args.suite == "retrieval":
+        return cmd_bench_retrieval(args)
     raise UsageError(f"unknown benchmark {args.suite!r}")
+
+
+def cmd_bench_retrieval(args: argparse.Namespace) -> int:
+    from engine import bench
+    if not args.suite_file:
+        raise UsageError("bench retrieval needs a suite file: docbridge bench retrieval SUITE.json")
+    suite_path = Path(args.suite_file)
+    try:
+        suite = bench.load_suite(suite_path)
+        root = _root(args.root) if args.root else suite_path.resolve().parent
+        _, retriever = open_retriever(root, use_cache=True)
+        if args.lexical != "combined":
+            from engine.retrieval.rank import Retriever
+            retriever = Retriever(retriever.projection, args.lexical)
+        result = bench.run_retrieval_suite(retriever, suite)
+        result.pop("_cases")
+        status = EXIT_OK
+        if args.update_baseline:
+            if not args.by:
+                raise UsageError("--update-baseline needs --by NAME (who approves the new baseline).")
+            target = Path(args.baseline) if args.baseline else suite_path.with_name("retrieval-baseline.json")
+            baseline = bench.seal_baseline(result, args.by, args.reason)
+            from engine.cache import write_atomic
+            write_atomic(target, (json.dumps(baseline, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+            result["baseline"] = {"path": str(target), "written": True}
+        elif args.baseline:
+            baseline = bench.read_baseline(Path(args.baseline))
+            result["comparison"] = bench.compare(result, baseline)
+            if result["comparison"]["blocking"]:
+                status = EXIT_FINDINGS
+    except bench.BenchError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(bench.render_retrieval_text(result))
+    return status
 
 
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check"], help="which benchmark")
+    bench.add_argument("suite", choices=["scan", "check", "retrieval"], help="which benchmark")
+    bench.add_argument("suite_file", nargs="?", metavar="SUITE.json", help="retrieval: the suite to run")
+    bench.add_argument("--root", metavar="DIR", help="retrieval: repository root (default: the suite's directory)")
+    bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
+    bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
+    bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")
+    bench.add_argument("--reason", metavar="TEXT", help="retrieval: why the baseline changes")
+    bench.add_argument("--lexical", choices=["combined", "fields"], default="combined",
+                       help="retrieval: BM25 over one weighted field (default) or per-field BM25 summed")
     bench.add_argument("--files", type=int, nargs="+", metavar="N",
                        help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000)")
     bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
@@ -205,7 +336,7 @@ def _register_bench(commands: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_bench]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -328,6 +328,7 @@ class Workspace:
 
     def view(self, name: str, build: Callable[[], Any]) -> Any:
         """A derived view, built once per generation (snapshot, graph, findings, retrieval index)."""
+        self.ensure_resolved()  # every view reads resolutions; resolving first keeps the generation stable
         with self._lock:
             generation = self.generation
             if name not in self._views:
@@ -346,6 +347,15 @@ class Workspace:
         from engine.reconcile import compute_findings
         self.ensure_resolved()
         return self.view("findings", lambda: compute_findings(self, self._findings_memo))  # type: ignore[no-any-return]
+
+    def projection(self) -> Any:
+        from engine.retrieval.project import project
+        return self.view("projection", lambda: project(self, self.snapshot()))
+
+    def retriever(self, mode: str = "combined") -> Any:
+        """The ranked retrieval index over the current projection (engine.retrieval.rank)."""
+        from engine.retrieval.rank import Retriever
+        return self.view(f"retriever:{mode}", lambda: Retriever(self.projection(), mode))
 
     def area_suggestions(self) -> list[dict[str, Any]]:
         """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""
