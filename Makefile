@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/docbridge scan --root $(FIXTURE)
 	$(BIN)/docbridge check --root $(FIXTURE) --fail-on never
+	$(BIN)/docbridge search "how is sales tax calculated" --root $(FIXTURE) --limit 3
 
 test: setup test-python
 

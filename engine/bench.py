@@ -333,3 +333,69 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
         for text in comparison["regressions"] + comparison["warnings"] + comparison["improvements"]:
             lines.append(f"  {text}")
     return "\n".join(lines) + "\n"
+
+
+def _query_latencies(retriever: Any, queries: list[str], repeat: int) -> list[float]:
+    for query in queries:  # warm the caches once
+        retriever.search(query, 10)
+    timings = []
+    for _ in range(repeat):
+        for query in queries:
+            started = time.perf_counter()
+            retriever.search(query, 10)
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Path | None) -> int:
+    """Warm search latency over a suite's queries and over the synthetic repository; index build time."""
+    from engine.retrieval.rank import Retriever
+    from engine.workspace import Workspace
+    rows = []
+    if suite_path is not None and suite_path.exists():
+        suite = load_suite(suite_path)
+        workspace = Workspace(suite_path.resolve().parent, use_cache=False)
+        workspace.scan()
+        retriever = Retriever(workspace.projection())
+        timings = _query_latencies(retriever, [c["input"] for c in suite["cases"]], 10)
+        rows.append({"corpus": suite.get("name", str(suite_path)), "entries": len(retriever.entries),
+                     "queries": len(timings), "p50_ms": round(statistics.median(timings), 2),
+                     "p95_ms": round(_percentile(timings, 0.95), 2)})
+    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
+    base.mkdir(parents=True, exist_ok=True)
+    root = ensure_synthetic(base, size)
+    workspace = Workspace(root)
+    workspace.scan()
+    started = time.perf_counter()
+    projection = workspace.projection()
+    projected = time.perf_counter() - started
+    started = time.perf_counter()
+    retriever = Retriever(projection)
+    built = time.perf_counter() - started
+    rng = random.Random(5)
+    entries = retriever.entries
+    modules = [e for e in entries if e.kind == "module"]
+    documents = [e for e in entries if e.kind == "document"]
+    from engine.synthetic import WORDS
+    queries = []
+    for _ in range(60):
+        queries.append(rng.choice(modules).symbols[0])
+        queries.append(rng.choice(modules).path)
+        queries.append(rng.choice(documents).path.rsplit("/", 1)[0])
+        queries.append(f"how does {rng.choice(WORDS)} {rng.choice(WORDS)} work")
+        queries.append(" ".join(rng.sample(WORDS, 2)))
+    timings = _query_latencies(retriever, queries, 1)
+    rows.append({"corpus": f"synthetic-{size}", "entries": len(entries), "queries": len(timings),
+                 "p50_ms": round(statistics.median(timings), 2), "p95_ms": round(_percentile(timings, 0.95), 2),
+                 "projection_s": round(projected, 2), "index_build_s": round(built, 2)})
+    if as_json:
+        print(json.dumps({"benchmark": "search", "goals": {"p50_ms": 5, "p95_ms": 20, "index_build_s": 3},
+                          "results": rows}, indent=2))
+        return 0
+    for row in rows:
+        extra = (f", projection {row['projection_s']:.2f} s, index build {row['index_build_s']:.2f} s"
+                 if "index_build_s" in row else "")
+        print(f"{row['corpus']}: {row['entries']} entries, {row['queries']} queries, p50 {row['p50_ms']:.2f} ms, "
+              f"p95 {row['p95_ms']:.2f} ms{extra}")
+    print("goals: p50 <= 5 ms, p95 <= 20 ms, index build for 10,000 files <= 3 s")
+    return 0

@@ -1,0 +1,642 @@
+// Doc Bridge for VS Code: starts the `docbridge-lsp` language server and adds the Search, Show Handoff,
+// Reindex and Show Output commands. Everything that can be computed without VS Code lives in the pure
+// modules (format.ts, serverCommand.ts, async.ts) and is unit-tested there.
+
+import * as os from 'os';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  CloseHandlerResult,
+  ErrorAction,
+  ErrorHandler,
+  ErrorHandlerResult,
+  Executable,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  State,
+} from 'vscode-languageclient/node';
+
+import { debounce, LatestOnly } from './async';
+import {
+  DisplayStatus,
+  errorMessage,
+  executeCommandParams,
+  FolderRef,
+  formatReindex,
+  formatStatus,
+  handoffArguments,
+  handoffDocumentPath,
+  handoffMarkdown,
+  noResultsItem,
+  parseSearchResponse,
+  parseStatus,
+  resultTarget,
+  searchArguments,
+  SearchPickItem,
+  searchFailedItem,
+  toQuickPickItem,
+  workspaceRelativePath,
+} from './format';
+import { CONFIGURATION_SECTION, SEARCH_LIMIT, SearchResult, SERVER_COMMANDS, STATUS_NOTIFICATION } from './protocol';
+import {
+  crashedMessage,
+  isExecutableFile,
+  isMissingCommandError,
+  missingCommandMessage,
+  needsShell,
+  resolveExecutable,
+  RestartBudget,
+  ServerCommand,
+  serverCommandFromSettings,
+  startFailedMessage,
+  startFailureDetail,
+} from './serverCommand';
+
+const CLIENT_ID = 'docbridge';
+const CLIENT_NAME = 'Doc Bridge';
+const HANDOFF_SCHEME = 'docbridge-handoff';
+const LANGUAGES = ['markdown', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact'];
+const SEARCH_DEBOUNCE_MS = 150;
+
+/** vscode-languageclient, adjusted so that a failed start is reported once, by the extension. */
+class DocBridgeLanguageClient extends LanguageClient {
+  /** The error of a failed `initialize`, when there was one. */
+  initializeError: unknown;
+
+  /** The client shows its own "couldn't create connection" notification when starting fails; the
+   * extension reports that failure itself (with install instructions), so that one is logged only. */
+  override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
+    if (message.includes("couldn't create connection to server")) {
+      super.error(message, data, false);
+      return;
+    }
+    super.error(message, data, showNotification);
+  }
+
+  /** After a failed `initialize` the client calls `void this.stop()`, which rejects when the client never
+   * ran; mark that promise handled (callers that await stop() still see the rejection). */
+  override stop(timeout?: number): Promise<void> {
+    const stopping = super.stop(timeout);
+    stopping.catch(() => undefined);
+    return stopping;
+  }
+
+  /**
+   * start(), resolving only once the server runs. When the server exits during start-up,
+   * vscode-languageclient 9 may resolve start() anyway and leave its internal start promise rejected
+   * and unobserved; that promise is observed here and a client that is not running is an error.
+   */
+  async startOrThrow(): Promise<void> {
+    const starting = this.start();
+    const internal = (this as unknown as { _onStart?: Promise<void> })._onStart;
+    internal?.catch(() => undefined);
+    await starting;
+    if (internal !== undefined) {
+      await internal;
+    }
+    if (!this.isRunning()) {
+      throw this.initializeError ?? new Error('the server exited while starting');
+    }
+  }
+}
+
+/**
+ * While the client starts, a server that exits is a start failure, reported once by the extension
+ * (vscode-languageclient would restart it and show a notification per attempt). Once it runs, a crash
+ * restarts it within a budget; past the budget the extension says so, once, and offers a restart.
+ */
+class StartAwareErrorHandler implements ErrorHandler {
+  running = false;
+  private readonly budget = new RestartBudget();
+
+  constructor(private readonly onGiveUp: (message: string) => void) {}
+
+  error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
+    return count !== undefined && count <= 3 ? { action: ErrorAction.Continue } : { action: ErrorAction.Shutdown };
+  }
+
+  closed(): CloseHandlerResult {
+    if (!this.running) {
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    if (this.budget.allowRestart(Date.now())) {
+      return { action: CloseAction.Restart, message: 'The Doc Bridge server stopped unexpectedly; restarting it.', handled: true };
+    }
+    const message = crashedMessage(this.budget);
+    this.onGiveUp(message);
+    return { action: CloseAction.DoNotRestart, message, handled: true };
+  }
+}
+
+type Problem = { kind: 'missing'; command: string } | { kind: 'failed'; command: string; message: string };
+
+/** Read-only Markdown documents holding handoffs, under the `docbridge-handoff:` scheme. */
+class HandoffDocuments implements vscode.TextDocumentContentProvider {
+  private readonly contents = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  set(uri: vscode.Uri, markdown: string): void {
+    const key = uri.toString();
+    this.contents.delete(key);
+    this.contents.set(key, markdown);
+    // Keep the most recent handoffs only.
+    while (this.contents.size > 50) {
+      const oldest = this.contents.keys().next().value as string;
+      this.contents.delete(oldest);
+    }
+    this.changed.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return (
+      this.contents.get(uri.toString()) ??
+      '# Doc Bridge handoff\n\nThis handoff is no longer in memory. Run **Doc Bridge: Show Handoff** again.\n'
+    );
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+    this.contents.clear();
+  }
+}
+
+function folderRefs(): FolderRef[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((folder) => ({ uri: folder.uri.toString(), name: folder.name }));
+}
+
+function firstFileFolder(): string | undefined {
+  const folder = (vscode.workspace.workspaceFolders ?? []).find((f) => f.uri.scheme === 'file');
+  return folder?.uri.fsPath;
+}
+
+function toRange(range: { start: { line: number; character: number }; end: { line: number; character: number } }): vscode.Range {
+  return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+}
+
+class DocBridge implements vscode.Disposable {
+  private readonly output: vscode.OutputChannel;
+  private readonly statusItem: vscode.StatusBarItem;
+  private readonly handoffs = new HandoffDocuments();
+  private client: LanguageClient | undefined;
+  private problem: Problem | undefined;
+  private shownState: DisplayStatus['state'] | undefined;
+  private lastNotified: string | undefined;
+  /** Start/stop/restart run one after the other. */
+  private lifecycle: Promise<void> = Promise.resolve();
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel(CLIENT_NAME);
+    this.statusItem = vscode.window.createStatusBarItem('docbridge.status', vscode.StatusBarAlignment.Left, 0);
+    this.statusItem.name = CLIENT_NAME;
+    this.statusItem.command = 'docbridge.showOutput';
+    context.subscriptions.push(
+      this.output,
+      this.statusItem,
+      this.handoffs,
+      vscode.workspace.registerTextDocumentContentProvider(HANDOFF_SCHEME, this.handoffs),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Language client lifecycle
+
+  private readServerCommand(): ServerCommand {
+    const config = vscode.workspace.getConfiguration(CONFIGURATION_SECTION);
+    const folder = firstFileFolder();
+    return serverCommandFromSettings(
+      { command: config.get<string>('server.command'), args: config.get<string[]>('server.args') },
+      {
+        workspaceFolder: folder,
+        home: os.homedir(),
+        exists: (candidate) => isExecutableFile(path.resolve(folder ?? process.cwd(), candidate)),
+      },
+    );
+  }
+
+  private setStatus(status: DisplayStatus): void {
+    this.shownState = status.state;
+    const view = formatStatus(status);
+    this.statusItem.text = view.text;
+    this.statusItem.tooltip = view.tooltip;
+    this.statusItem.backgroundColor =
+      view.tone === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : view.tone === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    this.statusItem.show();
+  }
+
+  start(): Promise<void> {
+    this.lifecycle = this.lifecycle.then(() => this.doStart()).catch((error) => this.log(`start: ${errorMessage(error)}`));
+    return this.lifecycle;
+  }
+
+  restart(): Promise<void> {
+    this.lifecycle = this.lifecycle
+      .then(async () => {
+        await this.doStop();
+        await this.doStart();
+      })
+      .catch((error) => this.log(`restart: ${errorMessage(error)}`));
+    return this.lifecycle;
+  }
+
+  private log(message: string): void {
+    this.output.appendLine(`[client ${new Date().toLocaleTimeString()}] ${message}`);
+  }
+
+  private async doStart(): Promise<void> {
+    this.problem = undefined;
+    const server = this.readServerCommand();
+    const cwd = firstFileFolder();
+    const executable = resolveExecutable(server.command, { cwd });
+    if (executable === undefined) {
+      this.log(`Language server command not found: ${server.command}`);
+      this.reportProblem({ kind: 'missing', command: server.command }, false);
+      return;
+    }
+
+    this.log(`Starting ${[executable, ...server.args].join(' ')}${cwd ? ` in ${cwd}` : ''}`);
+    // No `transport`: the server speaks LSP over stdio and is started as `<command> <args...>` exactly
+    // (with TransportKind.stdio vscode-languageclient would append `--stdio`).
+    const serverOptions: Executable = {
+      command: executable,
+      args: server.args,
+      options: { cwd, shell: needsShell(executable) },
+    };
+    const errorHandler = new StartAwareErrorHandler((message) => this.reportCrashes(message));
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: LANGUAGES.map((language) => ({ scheme: 'file', language })),
+      synchronize: { configurationSection: CONFIGURATION_SECTION },
+      outputChannel: this.output,
+      // Failed requests are reported by the commands that made them; no extra "Go to output" popups.
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      errorHandler,
+      // A failed `initialize` is a start failure: reported once below, not as a bare popup.
+      initializationFailedHandler: (error) => {
+        client.initializeError = error;
+        return false;
+      },
+    };
+    const client = new DocBridgeLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
+      const status = parseStatus(params);
+      if (status !== undefined && this.client === client) {
+        this.setStatus(status);
+      }
+    });
+    client.onDidChangeState((event) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (event.newState === State.Stopped) {
+        this.setStatus({ state: 'stopped' });
+      }
+    });
+
+    this.client = client;
+    this.setStatus({ state: 'starting' });
+    try {
+      await client.startOrThrow();
+      errorHandler.running = true;
+      if (this.client === client && this.shownState === 'starting') {
+        this.setStatus({ state: 'running' });
+      }
+    } catch (error) {
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.log(`Starting the language server failed: ${errorMessage(error)}`);
+      if (isMissingCommandError(error)) {
+        this.reportProblem({ kind: 'missing', command: server.command }, false);
+      } else {
+        this.reportProblem({ kind: 'failed', command: server.command, message: startFailureDetail(errorMessage(error)) }, false);
+      }
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) {
+      this.log('Stopping the language server');
+      try {
+        if (client.isRunning()) {
+          await client.stop();
+        }
+      } catch (error) {
+        this.log(`Stopping failed: ${errorMessage(error)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  /** Shows the problem in the status bar, and as a notification unless this exact one was already shown
+   * by an automatic start (a command the user runs always shows it again). */
+  private reportProblem(problem: Problem, userInitiated: boolean): void {
+    this.problem = problem;
+    if (problem.kind === 'missing') {
+      this.setStatus({ state: 'missing', command: problem.command });
+    } else {
+      this.setStatus({ state: 'failed', message: problem.message });
+    }
+    const key = JSON.stringify(problem);
+    if (!userInitiated && this.lastNotified === key) {
+      return;
+    }
+    this.lastNotified = key;
+    if (problem.kind === 'missing') {
+      void vscode.window
+        .showErrorMessage(missingCommandMessage(problem.command), 'How to install', 'Open Settings')
+        .then((choice) => this.onProblemChoice(choice));
+    } else {
+      void vscode.window
+        .showErrorMessage(startFailedMessage(problem.command, problem.message), 'Show Output', 'Open Settings')
+        .then((choice) => this.onProblemChoice(choice));
+    }
+  }
+
+  private async onProblemChoice(choice: string | undefined): Promise<void> {
+    if (choice === 'How to install') {
+      const readme = vscode.Uri.joinPath(this.context.extensionUri, 'README.md');
+      try {
+        await vscode.commands.executeCommand('markdown.showPreview', readme);
+      } catch {
+        await vscode.window.showTextDocument(readme);
+      }
+    } else if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'docbridge.server');
+    } else if (choice === 'Show Output') {
+      this.output.show();
+    }
+  }
+
+  private reportCrashes(message: string): void {
+    void vscode.window.showErrorMessage(message, 'Restart', 'Show Output').then((choice) => {
+      if (choice === 'Restart') {
+        void this.restart();
+      } else if (choice === 'Show Output') {
+        this.output.show();
+      }
+    });
+  }
+
+  /** The running client, or undefined after telling the user why there is none. */
+  private async runningClient(): Promise<LanguageClient | undefined> {
+    await this.lifecycle;
+    const client = this.client;
+    if (client !== undefined && client.isRunning()) {
+      return client;
+    }
+    if (this.problem !== undefined) {
+      this.reportProblem(this.problem, true);
+      return undefined;
+    }
+    const choice = await vscode.window.showErrorMessage(
+      'Doc Bridge: the language server is not running.',
+      'Restart',
+      'Show Output',
+    );
+    if (choice === 'Restart') {
+      await this.restart();
+      return this.client?.isRunning() ? this.client : undefined;
+    }
+    if (choice === 'Show Output') {
+      this.output.show();
+    }
+    return undefined;
+  }
+
+  private execute(client: LanguageClient, command: string, args: unknown[], token?: vscode.CancellationToken): Promise<unknown> {
+    const params = executeCommandParams(command, args);
+    return token === undefined
+      ? client.sendRequest(ExecuteCommandRequest.type, params)
+      : client.sendRequest(ExecuteCommandRequest.type, params, token);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Commands
+
+  showOutput(): void {
+    this.output.show();
+  }
+
+  async search(): Promise<void> {
+    const client = await this.runningClient();
+    if (client === undefined) {
+      return;
+    }
+    const picker = vscode.window.createQuickPick<SearchPickItem>();
+    picker.title = 'Doc Bridge: Search';
+    picker.placeholder = 'Search docs, modules, areas, packages, intents and changes';
+    picker.matchOnDescription = true;
+    picker.matchOnDetail = true;
+
+    const latest = new LatestOnly();
+    let cancellation: vscode.CancellationTokenSource | undefined;
+    const run = async (value: string): Promise<void> => {
+      cancellation?.cancel();
+      cancellation?.dispose();
+      cancellation = undefined;
+      const ticket = latest.next();
+      if (value.trim() === '') {
+        picker.items = [];
+        picker.busy = false;
+        return;
+      }
+      const source = new vscode.CancellationTokenSource();
+      cancellation = source;
+      picker.busy = true;
+      try {
+        const response = await this.execute(client, SERVER_COMMANDS.search, searchArguments(value, SEARCH_LIMIT), source.token);
+        if (!latest.isLatest(ticket)) {
+          return;
+        }
+        const results = parseSearchResponse(response);
+        picker.items = results.length > 0 ? results.map(toQuickPickItem) : [noResultsItem(value)];
+      } catch (error) {
+        if (latest.isLatest(ticket) && !source.token.isCancellationRequested) {
+          this.log(`Search failed: ${errorMessage(error)}`);
+          picker.items = [searchFailedItem(error)];
+        }
+      } finally {
+        if (latest.isLatest(ticket)) {
+          picker.busy = false;
+        }
+      }
+    };
+    const debounced = debounce((value: string) => void run(value), SEARCH_DEBOUNCE_MS);
+
+    picker.onDidChangeValue((value) => debounced(value));
+    picker.onDidAccept(() => {
+      const result = picker.selectedItems[0]?.result;
+      if (result !== undefined) {
+        picker.hide();
+        void this.openResult(result);
+      }
+    });
+    picker.onDidHide(() => {
+      debounced.cancel();
+      latest.invalidate();
+      cancellation?.cancel();
+      cancellation?.dispose();
+      picker.dispose();
+    });
+
+    // Start from the selected text, if any (one line).
+    const editor = vscode.window.activeTextEditor;
+    const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : '';
+    picker.show();
+    if (selected !== '' && !selected.includes('\n') && selected.length <= 200) {
+      picker.value = selected;
+      void run(selected);
+    }
+  }
+
+  private async openResult(result: SearchResult): Promise<void> {
+    const target = resultTarget(result, folderRefs());
+    if (target === undefined) {
+      void vscode.window.showInformationMessage(`Doc Bridge: "${result.title || result.id}" has no file to open.`);
+      return;
+    }
+    const uri = vscode.Uri.parse(target.uri);
+    let stat: vscode.FileStat;
+    try {
+      stat = await vscode.workspace.fs.stat(uri);
+    } catch {
+      void vscode.window.showWarningMessage(`Doc Bridge: ${uri.scheme === 'file' ? uri.fsPath : uri.toString()} does not exist.`);
+      return;
+    }
+    if (stat.type & vscode.FileType.Directory) {
+      await vscode.commands.executeCommand('revealInExplorer', uri);
+      return;
+    }
+    const selection = target.range === undefined ? undefined : toRange(target.range);
+    const editor = await vscode.window.showTextDocument(uri, { selection, preview: false });
+    if (selection !== undefined) {
+      editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
+  }
+
+  async showHandoff(arg?: unknown): Promise<void> {
+    let ref: string | undefined;
+    if (typeof arg === 'string' && arg.trim() !== '') {
+      ref = arg.trim();
+    } else if (arg instanceof vscode.Uri) {
+      ref = workspaceRelativePath(arg.toString(), folderRefs());
+    }
+    if (ref === undefined) {
+      ref = await this.pickHandoffRef();
+    }
+    const args = ref === undefined ? undefined : handoffArguments(ref);
+    if (ref === undefined || args === undefined) {
+      return;
+    }
+    const client = await this.runningClient();
+    if (client === undefined) {
+      return;
+    }
+    let response: unknown;
+    try {
+      response = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Doc Bridge: handoff for ${ref}` },
+        () => this.execute(client, SERVER_COMMANDS.handoff, args),
+      );
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Doc Bridge: ${errorMessage(error)}`);
+      return;
+    }
+    const uri = vscode.Uri.from({ scheme: HANDOFF_SCHEME, path: handoffDocumentPath(ref) });
+    this.handoffs.set(uri, handoffMarkdown(response, ref));
+    let document = await vscode.workspace.openTextDocument(uri);
+    if (document.languageId !== 'markdown') {
+      document = await vscode.languages.setTextDocumentLanguage(document, 'markdown');
+    }
+    await vscode.window.showTextDocument(document, { preview: false });
+    void vscode.window
+      .showInformationMessage(`Doc Bridge: handoff for ${ref}`, 'Open Preview')
+      .then((choice) => (choice === 'Open Preview' ? vscode.commands.executeCommand('markdown.showPreview', uri) : undefined));
+  }
+
+  private async pickHandoffRef(): Promise<string | undefined> {
+    const editor = vscode.window.activeTextEditor;
+    const active =
+      editor !== undefined && editor.document.uri.scheme === 'file'
+        ? workspaceRelativePath(editor.document.uri.toString(), folderRefs())
+        : undefined;
+    if (active !== undefined) {
+      const items: Array<vscode.QuickPickItem & { ref?: string }> = [
+        { label: `$(file) ${active}`, description: 'active file', ref: active },
+        { label: '$(edit) Enter a reference…', description: 'entity id, ownership id, alias or path' },
+      ];
+      const picked = await vscode.window.showQuickPick(items, { title: 'Doc Bridge: Show Handoff', placeHolder: 'Show the handoff for…' });
+      if (picked === undefined) {
+        return undefined;
+      }
+      if (picked.ref !== undefined) {
+        return picked.ref;
+      }
+    }
+    const value = await vscode.window.showInputBox({
+      title: 'Doc Bridge: Show Handoff',
+      prompt: 'An entity id, ownership id, alias or repository-relative path',
+      placeHolder: 'src/billing/invoice.ts',
+      value: active ?? '',
+      ignoreFocusOut: true,
+      validateInput: (text) => (text.trim() === '' ? 'Enter a reference' : undefined),
+    });
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  async reindex(): Promise<void> {
+    const client = await this.runningClient();
+    if (client === undefined) {
+      return;
+    }
+    try {
+      const response = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Doc Bridge: reindexing…' },
+        () => this.execute(client, SERVER_COMMANDS.reindex, []),
+      );
+      void vscode.window.showInformationMessage(formatReindex(response));
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Doc Bridge: reindex failed: ${errorMessage(error)}`);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.lifecycle;
+    await this.doStop();
+  }
+}
+
+let instance: DocBridge | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const docBridge = new DocBridge(context);
+  instance = docBridge;
+  context.subscriptions.push(
+    vscode.commands.registerCommand('docbridge.searchWorkspace', () => docBridge.search()),
+    vscode.commands.registerCommand('docbridge.showHandoff', (arg?: unknown) => docBridge.showHandoff(arg)),
+    vscode.commands.registerCommand('docbridge.reindexWorkspace', () => docBridge.reindex()),
+    vscode.commands.registerCommand('docbridge.showOutput', () => docBridge.showOutput()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('docbridge.server')) {
+        void docBridge.restart();
+      }
+    }),
+    // Workspace settings for the server command apply only once the workspace is trusted.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void docBridge.restart()),
+  );
+  void docBridge.start();
+}
+
+export function deactivate(): Promise<void> | undefined {
+  const docBridge = instance;
+  instance = undefined;
+  return docBridge?.dispose();
+}

@@ -1,0 +1,304 @@
+// End to end without VS Code: the bundled extension (out/extension.js, vscode-languageclient inside)
+// runs against a fake `vscode` module and a fake language server spoken to over real stdio.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+
+import { missingCommandMessage } from '../serverCommand';
+import { createFakeVscode, FakeVscode, loadWithFake, Uri } from './fakeVscode';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const BUNDLE = path.join(ROOT, 'out', 'extension.js');
+const MANIFEST = path.join(ROOT, 'package.json');
+const FAKE_SERVER = path.join(__dirname, 'fakeServer.js');
+const OUR_COMMANDS = ['docbridge.reindexWorkspace', 'docbridge.searchWorkspace', 'docbridge.showHandoff', 'docbridge.showOutput'];
+const SERVER_COMMANDS = ['docbridge.explain', 'docbridge.handoff', 'docbridge.lookup', 'docbridge.reindex', 'docbridge.search'];
+
+interface Extension {
+  activate(context: unknown): void;
+  deactivate(): Promise<void> | undefined;
+}
+
+async function waitFor(what: string, predicate: () => boolean, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await sleep(20);
+  }
+}
+
+function context(): { subscriptions: Array<{ dispose(): unknown }>; extensionUri: Uri; extensionPath: string } {
+  return { subscriptions: [], extensionUri: Uri.file(ROOT), extensionPath: ROOT };
+}
+
+function statusText(fake: FakeVscode): string {
+  return fake.statusItems[0]?.text ?? '';
+}
+
+function serverLog(file: string): any[] {
+  if (!fs.existsSync(file)) {
+    return [];
+  }
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line));
+}
+
+test('the bundle exists (npm test runs npm run build first)', () => {
+  assert.ok(fs.existsSync(BUNDLE), `${BUNDLE} is missing: run npm run build`);
+});
+
+describe('when the server command is missing', () => {
+  let fake: FakeVscode;
+  let ext: Extension;
+  const ctx = context();
+
+  before(async () => {
+    fake = createFakeVscode(MANIFEST, { 'docbridge.server.command': 'docbridge-lsp-missing-e2e' });
+    ext = loadWithFake<Extension>(BUNDLE, fake);
+    ext.activate(ctx);
+    await waitFor('the error notification', () => fake.messages.length > 0);
+    await sleep(100);
+  });
+  after(async () => {
+    await ext.deactivate();
+  });
+
+  test('exactly one error notification, with the two buttons', () => {
+    assert.deepEqual(fake.messages, [
+      { severity: 'error', message: missingCommandMessage('docbridge-lsp-missing-e2e'), items: ['How to install', 'Open Settings'] },
+    ]);
+  });
+
+  test('the status bar says so and opens the output', () => {
+    assert.equal(statusText(fake), '$(warning) Doc Bridge: server not found');
+    assert.equal(fake.statusItems[0].command, 'docbridge.showOutput');
+    assert.match(fake.output.join(''), /command not found: docbridge-lsp-missing-e2e/);
+  });
+
+  test('only the four palette commands are registered', () => {
+    assert.deepEqual([...fake.commands.keys()].sort(), OUR_COMMANDS);
+  });
+
+  test('a command run by the user shows the error again; the buttons work', async () => {
+    fake.answer = () => 'Open Settings';
+    await fake.run('docbridge.reindexWorkspace');
+    assert.equal(fake.messages.length, 2);
+    await waitFor('open settings', () => fake.executed.some((e) => e.command === 'workbench.action.openSettings'));
+    assert.deepEqual(fake.executed.find((e) => e.command === 'workbench.action.openSettings')?.args, ['docbridge.server']);
+
+    fake.answer = () => 'How to install';
+    await fake.run('docbridge.searchWorkspace');
+    await waitFor('readme preview', () => fake.executed.some((e) => e.command === 'markdown.showPreview'));
+    const readme = fake.executed.find((e) => e.command === 'markdown.showPreview')?.args[0] as Uri;
+    assert.equal(readme.fsPath, path.join(ROOT, 'README.md'));
+    assert.equal(fake.quickPicks.length, 0, 'no quick pick without a server');
+  });
+
+  test('Show Output reveals the channel', async () => {
+    await fake.run('docbridge.showOutput');
+    assert.ok(fake.executed.some((e) => e.command === '(output.show)' && e.args[0] === 'Doc Bridge'));
+  });
+});
+
+describe('when the server exits at once', () => {
+  let fake: FakeVscode;
+  let ext: Extension;
+
+  before(async () => {
+    fake = createFakeVscode(MANIFEST, {
+      'docbridge.server.command': process.execPath,
+      'docbridge.server.args': ['-e', 'process.stderr.write("Traceback: boom\\n"); process.exit(3)'],
+    });
+    ext = loadWithFake<Extension>(BUNDLE, fake);
+    ext.activate(context());
+    await waitFor('the error notification', () => fake.messages.length > 0);
+    await sleep(300);
+  });
+  after(async () => {
+    await ext.deactivate();
+  });
+
+  test('exactly one error notification, pointing at the output', () => {
+    assert.equal(fake.messages.length, 1, JSON.stringify(fake.messages));
+    assert.equal(fake.messages[0].severity, 'error');
+    assert.equal(
+      fake.messages[0].message,
+      `Doc Bridge: the language server \`${process.execPath}\` could not be started: it exited during start-up. See Doc Bridge: Show Output.`,
+    );
+    assert.deepEqual(fake.messages[0].items, ['Show Output', 'Open Settings']);
+  });
+
+  test('the status bar shows the failure and the output has the server stderr', async () => {
+    assert.equal(statusText(fake), '$(error) Doc Bridge: server failed');
+    await waitFor('stderr in the output', () => fake.output.join('').includes('Traceback: boom'));
+  });
+});
+
+describe('with a running server', () => {
+  let fake: FakeVscode;
+  let ext: Extension;
+  let dir: string;
+  let workspace: string;
+  let logFile: string;
+  const ctx = context();
+  const started = () => serverLog(logFile).filter((entry) => entry.started !== undefined);
+  const received = (method: string) => serverLog(logFile).filter((entry) => entry.method === method);
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-e2e-'));
+    workspace = path.join(dir, 'ws');
+    fs.mkdirSync(path.join(workspace, 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(workspace, 'docs', 'billing.md'), '# Billing\n\nInvoices.\n');
+    logFile = path.join(dir, 'server.log');
+    fake = createFakeVscode(MANIFEST, {
+      'docbridge.server.command': process.execPath,
+      'docbridge.server.args': [FAKE_SERVER, logFile, workspace],
+    });
+    ext = loadWithFake<Extension>(BUNDLE, fake);
+    ext.activate(ctx);
+    await waitFor('the ready status', () => statusText(fake) === '$(book) Doc Bridge: 2 findings');
+  });
+  after(async () => {
+    await ext.deactivate();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the server was started as <command> <args...> with nothing added', () => {
+    assert.deepEqual(started()[0].started, [workspace]);
+  });
+
+  test('the client registered the server commands next to the palette commands', () => {
+    assert.deepEqual([...fake.commands.keys()].sort(), [...OUR_COMMANDS, ...SERVER_COMMANDS].sort());
+  });
+
+  test('settings reach the server: pulled for section docbridge and pushed on start', async () => {
+    await waitFor('configuration answer', () => serverLog(logFile).some((entry) => entry.id === 1000 && entry.result));
+    const [section] = serverLog(logFile).find((entry) => entry.id === 1000).result;
+    assert.equal(section.diagnostics.enabled, true);
+    assert.equal(section.diagnostics.debounceMs, 200);
+    assert.deepEqual(section.diagnostics.severity, {});
+    assert.equal(section.completion.maxItems, 50);
+    assert.equal(section.log.level, 'info');
+    const pushed = received('workspace/didChangeConfiguration');
+    assert.ok(pushed.length >= 1);
+    assert.equal(pushed[0].params.settings.docbridge.codeLens.enabled, true);
+  });
+
+  test('Reindex reports files and seconds', async () => {
+    await fake.run('docbridge.reindexWorkspace');
+    assert.deepEqual(fake.messages.pop(), { severity: 'info', message: 'Doc Bridge reindexed 3 files in 0.5 s', items: [] });
+    assert.deepEqual(received('workspace/executeCommand').pop().params, { command: 'docbridge.reindex', arguments: [] });
+  });
+
+  test("Show Handoff opens the server's Markdown in a docbridge-handoff: document and offers the preview", async () => {
+    fake.answer = (m) => (m.items.includes('Open Preview') ? 'Open Preview' : undefined);
+    await fake.run('docbridge.showHandoff', 'src/app.ts');
+    const shown = fake.shownDocuments.pop();
+    assert.equal(shown?.uri, 'docbridge-handoff:/Handoff/src/app.ts.md');
+    assert.equal(shown?.languageId, 'markdown');
+    const provider = fake.contentProviders.get('docbridge-handoff');
+    assert.equal(provider?.provideTextDocumentContent(Uri.parse(shown.uri)), '# Handoff for src/app.ts\n');
+    assert.deepEqual(received('workspace/executeCommand').pop().params, { command: 'docbridge.handoff', arguments: ['src/app.ts'] });
+    await waitFor('preview', () => fake.executed.some((e) => e.command === 'markdown.showPreview'));
+    fake.answer = () => undefined;
+  });
+
+  test('Show Handoff renders a card when the server sends no markdown', async () => {
+    await fake.run('docbridge.showHandoff', 'no-markdown');
+    const shown = fake.shownDocuments.pop();
+    const text = fake.contentProviders.get('docbridge-handoff')?.provideTextDocumentContent(Uri.parse(shown!.uri));
+    assert.match(text ?? '', /^# Handoff: no-markdown\n\n## Start here\n\n- `docs\/billing.md`/);
+  });
+
+  test("an unknown reference shows the server's message, once", async () => {
+    const before = fake.messages.length;
+    await fake.run('docbridge.showHandoff', 'nowhere');
+    const errors = fake.messages.slice(before).filter((m) => m.severity === 'error');
+    assert.deepEqual(errors.map((m) => m.message), [
+      'Doc Bridge: Unknown reference "nowhere". Closest: src/app.ts, docs/billing.md',
+    ]);
+  });
+
+  test('Search asks once per pause in typing and opens the chosen result at its range', async () => {
+    const searchesBefore = received('workspace/executeCommand').filter((e) => e.params.command === 'docbridge.search').length;
+    await fake.run('docbridge.searchWorkspace');
+    const pick = fake.quickPicks[fake.quickPicks.length - 1];
+    pick.changeValue('b');
+    pick.changeValue('bi');
+    pick.changeValue('bill');
+    await waitFor('results', () => pick.items.length > 0 && !pick.busy);
+    const searches = received('workspace/executeCommand').filter((e) => e.params.command === 'docbridge.search');
+    assert.equal(searches.length - searchesBefore, 1, 'debounced to one request');
+    assert.deepEqual(searches.pop().params.arguments, ['bill', 20]);
+    assert.equal(pick.items[0].label, '$(book) Billing');
+    assert.equal(pick.items[0].description, 'docs/billing.md');
+    assert.equal(pick.items[0].detail, 'document · observed · How invoices are created.');
+
+    pick.accept(pick.items[0]);
+    await waitFor('the file to open', () => fake.shownDocuments.some((d) => d.uri.endsWith('/docs/billing.md')));
+    const opened = fake.shownDocuments.find((d) => d.uri.endsWith('/docs/billing.md'));
+    assert.equal(opened?.selection?.start.line, 2);
+    assert.equal(opened?.selection?.end.character, 7);
+    assert.equal(pick.visible, false);
+  });
+
+  test('Search with no hits says so', async () => {
+    await fake.run('docbridge.searchWorkspace');
+    const pick = fake.quickPicks[fake.quickPicks.length - 1];
+    pick.changeValue('zzz');
+    await waitFor('the empty answer', () => pick.items.length > 0);
+    assert.equal(pick.items[0].label, 'No Doc Bridge results for "zzz"');
+    assert.equal(pick.items[0].result, undefined);
+    pick.hide();
+  });
+
+  test('a docbridge.* setting change is pushed without a restart', async () => {
+    const pushes = received('workspace/didChangeConfiguration').length;
+    fake.configure({ 'docbridge.codeLens.enabled': false });
+    await waitFor('the push', () => received('workspace/didChangeConfiguration').length > pushes);
+    assert.equal(received('workspace/didChangeConfiguration').pop().params.settings.docbridge.codeLens.enabled, false);
+    await sleep(100);
+    assert.equal(started().length, 1);
+  });
+
+  test('a server that crashes while running is restarted quietly', async () => {
+    const before = started().length;
+    const messages = fake.messages.length;
+    await assert.rejects(fake.run('docbridge.lookup', 'crash'));
+    await waitFor('the restarted server', () => started().length === before + 1);
+    await waitFor('ready again', () => statusText(fake) === '$(book) Doc Bridge: 2 findings');
+    assert.deepEqual(await fake.run('docbridge.lookup', 'src/app.ts'), { ref: 'src/app.ts' });
+    assert.equal(fake.messages.length, messages, 'no notification for one crash');
+  });
+
+  test('changing docbridge.server.* restarts the server', async () => {
+    const before = started().length;
+    fake.configure({ 'docbridge.server.args': [FAKE_SERVER, logFile, workspace, 'second'] });
+    await waitFor('the new server', () => started().length === before + 1);
+    assert.deepEqual(started()[before].started, [workspace, 'second']);
+    assert.ok(received('shutdown').length >= 1, 'the first server was shut down');
+    await waitFor('ready again', () => statusText(fake) === '$(book) Doc Bridge: 2 findings');
+    // The server commands were re-registered by the new client without clashing.
+    assert.deepEqual([...fake.commands.keys()].sort(), [...OUR_COMMANDS, ...SERVER_COMMANDS].sort());
+  });
+
+  test('no unexpected notifications along the way', () => {
+    const unexpected = fake.messages.filter((m) => m.severity !== 'info' && !m.message.includes('nowhere'));
+    assert.deepEqual(unexpected, []);
+  });
+
+  test('deactivate shuts the server down', async () => {
+    const shutdowns = received('shutdown').length;
+    await ext.deactivate();
+    await waitFor('exit', () => received('shutdown').length > shutdowns && received('exit').length >= 2);
+  });
+});

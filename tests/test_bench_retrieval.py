@@ -1,0 +1,104 @@
+"""The retrieval benchmark and its gate, on the committed suites and sealed baselines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, copy_fixture, docbridge, docbridge_json
+
+
+@pytest.mark.parametrize("fixture", ["acme", "monorepo"])
+def test_committed_suites_meet_the_bar_and_pass_their_baseline(fixture: str, tmp_path: Path) -> None:
+    root = copy_fixture(fixture, tmp_path)
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline",
+                       str(root / "retrieval-baseline.json"), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    metrics = report["metrics"]
+    assert metrics["hitAt1"] >= 0.85 and metrics["hitAt3"] >= 0.95
+    assert report["comparison"]["status"] == "pass"
+    suite = json.loads((FIXTURES / fixture / "retrieval-suite.json").read_text())
+    assert report["suite"]["caseCount"] == len(suite["cases"]) >= (40 if fixture == "acme" else 20)
+    assert set(report["byKind"]) == {"symbol", "path", "question", "ownership"}
+    assert set(report["byLang"]) == {"en", "pt"}
+    assert [c["id"] for c in report["cases"]] == [c["id"] for c in suite["cases"]]
+    assert all(set(c) == {"id", "rank", "top"} for c in report["cases"])
+
+
+def test_the_result_is_deterministic_and_carries_no_timestamps(tmp_path: Path) -> None:
+    root = copy_fixture("monorepo", tmp_path)
+    first = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--json").stdout
+    second = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--json").stdout
+    assert first == second
+    assert "2026" not in first and "time" not in first.lower()
+
+
+def test_the_gate_fails_on_an_injected_ranking_regression(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    config = json.loads((root / "doc-bridge.config.json").read_text())
+    # a ranking that reads only body text: names, paths and symbols stop counting
+    config["retrieval"] = {"weights": {"title": 0, "headings": 0, "symbols": 0, "path": 0, "aliases": 0,
+                                       "summary": 0, "body": 1}}
+    (root / "doc-bridge.config.json").write_text(json.dumps(config))
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline",
+                       str(root / "retrieval-baseline.json"), "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["comparison"]["status"] == "regressed"
+    assert report["metrics"]["hitAt3"] < 1.0
+    assert any("hitAt3" in text for text in report["comparison"]["regressions"])
+
+
+def test_a_hand_edited_baseline_is_rejected(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    baseline = json.loads((root / "retrieval-baseline.json").read_text())
+    baseline["metrics"]["hitAt3"] = 0.5  # make the gate easy to pass
+    (root / "retrieval-baseline.json").write_text(json.dumps(baseline))
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline",
+                       str(root / "retrieval-baseline.json"))
+    assert result.returncode == 2 and "edited by hand" in result.stderr
+
+
+def test_a_changed_suite_fails_closed(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    suite = json.loads((root / "retrieval-suite.json").read_text())
+    suite["cases"] = suite["cases"][:-1]
+    (root / "retrieval-suite.json").write_text(json.dumps(suite))
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline",
+                       str(root / "retrieval-baseline.json"), "--json")
+    assert result.returncode == 1
+    comparison = json.loads(result.stdout)["comparison"]
+    assert comparison["status"] == "suite-changed" and "--update-baseline" in comparison["regressions"][0]
+
+
+def test_updating_the_baseline_needs_an_approver_and_seals_it(tmp_path: Path) -> None:
+    root = copy_fixture("monorepo", tmp_path)
+    target = tmp_path / "new-baseline.json"
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--update-baseline",
+                       "--baseline", str(target))
+    assert result.returncode == 2 and "--by" in result.stderr and not target.exists()
+    result = docbridge("bench", "retrieval", str(root / "retrieval-suite.json"), "--update-baseline",
+                       "--baseline", str(target), "--by", "maintainers", "--reason", "test")
+    assert result.returncode == 0
+    sealed = json.loads(target.read_text())
+    assert sealed["approval"] == {"by": "maintainers", "reason": "test"} and len(sealed["contentHash"]) == 64
+    compared = docbridge_json("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline", str(target),
+                              "--json")
+    assert compared["comparison"]["status"] == "pass" and compared["comparison"]["deltas"]["hitAt1"] == 0
+
+
+def test_invalid_suites_are_usage_errors(tmp_path: Path) -> None:
+    root = copy_fixture("monorepo", tmp_path)
+    suite = json.loads((root / "retrieval-suite.json").read_text())
+    suite["cases"].append(dict(suite["cases"][0]))
+    (root / "dup.json").write_text(json.dumps(suite))
+    result = docbridge("bench", "retrieval", str(root / "dup.json"))
+    assert result.returncode == 2 and "duplicate case id" in result.stderr
+    (root / "bad.json").write_text('{"version": 1, "cases": [{"id": "x", "input": "y", "expected": {}}]}')
+    result = docbridge("bench", "retrieval", str(root / "bad.json"))
+    assert result.returncode == 2 and "anyOf" in result.stderr
+    shutil.copy(root / "retrieval-suite.json", tmp_path / "elsewhere.json")
+    assert docbridge("bench", "retrieval", str(tmp_path / "elsewhere.json"), "--root", str(root)).returncode == 0

@@ -1,0 +1,72 @@
+"""The lexicon: one tokenizer for documents and queries (cases from the original's test suite, §21)."""
+
+from __future__ import annotations
+
+from engine.lexicon import LEXICON_VERSION, expand, fold, is_stopword, singularize, tokens
+
+
+def test_stopword_only_text_has_no_tokens() -> None:
+    assert tokens("and") == []
+    assert tokens("and the of that") == []
+    assert tokens("de para com que") == []
+    assert tokens("search and") == tokens("search")
+    assert is_stopword("não") and is_stopword("NÃO") and not is_stopword("reconciliation")
+
+
+def test_identifiers_are_kept_whole_and_split() -> None:
+    assert expand("reconcileKnowledge") == ("reconcileknowledge", "reconcile", "knowledge")
+    assert expand("HTMLParser") == ("htmlparser", "html", "parser")
+    assert expand("snake_case_name") == ("snake_case_name", "snake", "case", "name")
+    assert expand("kebab-case") == ("kebab-case", "kebab", "case")
+    assert expand("@acme/orders-api") == ("@acme/orders-api", "acme", "orders", "api")
+    # whole tokens survive the tokenizer; parts are stemmed like words
+    assert tokens("reconcileKnowledge")[0] == "reconcileknowledge"
+    assert {"reconcil", "knowledg"} <= set(tokens("reconcileKnowledge"))
+
+
+def test_paths_keep_their_segments_and_dots_split() -> None:
+    assert expand("src/mcp/server") == ("src/mcp/server", "src", "mcp", "server")
+    assert tokens("src/mcp/server.ts") == ["src/mcp/server", "src", "mcp", "server", "ts"]
+    assert tokens("docs/guias") == ["docs/guia", "doc", "guia"]  # path tokens collapse plurals too
+
+
+def test_accents_fold() -> None:
+    assert fold("reconciliação") == "reconciliacao"
+    assert tokens("Reconciliação") == tokens("reconciliacao")
+    assert fold("が") == "か"  # the Diacritic property, not only combining marks
+
+
+def test_plurals_collapse_and_status_stays() -> None:
+    assert [singularize(w) for w in ("schemas", "dependencies", "classes", "status", "boxes", "bus")] == [
+        "schema", "dependency", "class", "status", "box", "bus"]
+    assert tokens("schema") == tokens("schemas")
+    assert tokens("dependency") == tokens("dependencies")
+    assert tokens("class") == tokens("classes")
+    assert tokens("status") == ["status"]
+    assert tokens("others") == ["other"]  # the plural of a stopword survives, as in the original
+
+
+def test_english_words_are_stemmed_alike() -> None:
+    assert tokens("calculated") == tokens("calculates") == tokens("calculate")
+    assert tokens("persisted") == tokens("persist")
+    assert tokens("transitions") == tokens("transition")
+
+
+def test_portuguese_cognates_meet_their_english_words() -> None:
+    assert tokens("configuração") == tokens("configuration")
+    assert tokens("sessões") == tokens("sessions")
+    assert tokens("variáveis") == tokens("variables")
+    assert tokens("validação") == tokens("validation")
+
+
+def test_cjk_by_character_and_bigram() -> None:
+    assert "認証" in tokens("認証")
+    assert "認証" in tokens("認証と認可の境界")
+    assert "境界" in tokens("認証と認可の境界") and "の" in tokens("認証と認可の境界")
+    assert tokens("認") == ["認"]
+
+
+def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
+    text = "The `searchIndex` ranks documents; see src/query/search.ts and Reconciliação."
+    assert tokens(text) == tokens(text)
+    assert LEXICON_VERSION == 1

@@ -1,0 +1,198 @@
+"""Ranking on a small repository built for the purpose (after the original's retrieval fixture, §21)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import copy_fixture, docbridge, docbridge_json, make_repo
+
+from engine.retrieval.project import project
+from engine.retrieval.rank import COMPONENTS, Retriever
+from engine.workspace import Workspace
+
+FILES = {
+    "package.json": '{"name": "fixture", "scripts": {"test": "vitest run"}}',
+    "doc-bridge.config.json": json.dumps({"routing": {"options": {"ownership": {"fixture-query": {
+        "path": "src/query", "purpose": "Query layer", "checks": ["pnpm test --filter query"],
+        "agentDoc": "docs/for-agents/query.md"}}}}}),
+    "src/query/search.ts": "import { rank } from '../ranking/bm25.js';\n\n"
+                           "export function searchIndex(q: string) { return rank(q); }\n",
+    "src/query/parse.ts": "export function parseQuery(q: string) { return q.split(' '); }\n",
+    "src/query/index.ts": "export { searchIndex } from './search.js';\nexport { parseQuery } from './parse.js';\n",
+    "src/ranking/bm25.ts": "export function rank(q: string) { return q.length; }\n",
+    "docs/for-agents/INDEX.md": "# Agent index\n\nStart with [query](query.md) and [ranking](../ranking.md).\n",
+    "docs/for-agents/query.md": "---\naudience: agent\n---\n# Query layer\n\nCall `searchIndex` to search; "
+                                "it ranks with the BM25 module. Workflow transitions are persisted elsewhere.\n",
+    "docs/ranking.md": "# Ranking\n\nScores come from `src/ranking/bm25.ts`; `rank` is the entry point. "
+                       "The searchIndex function uses it, and so does every searchIndex caller.\n",
+    "docs/mention.md": "# Notes\n\nA passing mention of `src/ranking/bm25.tx` in these notes.\n",
+    "docs/autenticacao.md": "# Autenticação\n\nComo a autenticação funciona: 認証と認可の境界を確認する。\n",
+    "AGENTS.md": "# Agents\n\nRead docs/for-agents/INDEX.md first.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = make_repo(tmp_path_factory.mktemp("ranking"), FILES)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    return ws
+
+
+@pytest.fixture(scope="module")
+def retriever(workspace: Workspace) -> Retriever:
+    return workspace.retriever()  # type: ignore[no-any-return]
+
+
+def ids(results: list) -> list[str]:
+    return [r.entry.id for r in results]
+
+
+def test_a_symbol_ranks_its_declaring_module_first(retriever: Retriever) -> None:
+    results = retriever.search("searchIndex")
+    assert ids(results)[0] == "module:src/query/search.ts"
+    # the barrel that re-exports it and the documents that mention it come after
+    assert ids(results).index("module:src/query/index.ts") > 0
+    assert ids(results).index("document:docs/ranking.md") > 0
+    top = results[0].components
+    assert top["exactSymbol"] == 150
+
+
+def test_a_file_path_ranks_that_file_and_a_directory_its_area(retriever: Retriever) -> None:
+    assert ids(retriever.search("src/ranking/bm25.ts"))[0] == "module:src/ranking/bm25.ts"
+    assert ids(retriever.search("docs/ranking.md"))[0] == "document:docs/ranking.md"
+    assert ids(retriever.search("src/query"))[0] == "area:src/query"
+    assert ids(retriever.search("src/ranking"))[0] == "area:src/ranking"
+
+
+def test_an_ownership_id_names_its_area(retriever: Retriever) -> None:
+    (first, *_) = retriever.search("fixture-query")
+    assert (first.entry.id, first.entry.ownership_id) == ("area:src/query", "fixture-query")
+    assert first.components["exactId"] >= 200
+
+
+def test_stopwords_and_nonsense_return_nothing(retriever: Retriever) -> None:
+    assert retriever.search("and") == []
+    assert retriever.search("how to the of") == []
+    assert retriever.search("de para com") == []
+    assert retriever.search("zxqvnomatch987654321") == []
+    assert retriever.search("") == []
+
+
+def test_portuguese_and_cjk_find_their_document(retriever: Retriever) -> None:
+    assert ids(retriever.search("autenticação"))[0] == "document:docs/autenticacao.md"
+    assert ids(retriever.search("autenticacao"))[0] == "document:docs/autenticacao.md"
+    assert ids(retriever.search("認証"))[0] == "document:docs/autenticacao.md"
+
+
+def test_a_fuzzy_mention_surfaces_its_target_with_fuzzy_confidence(retriever: Retriever) -> None:
+    results = retriever.search("passing mention", floor=0)
+    assert ids(results)[0] == "document:docs/mention.md"
+    surfaced = next(r for r in results if r.entry.id == "module:src/ranking/bm25.ts")
+    assert surfaced.components["lexical"] == 0
+    assert surfaced.surfaced_by == {"kind": "mentions", "id": "document:docs/mention.md", "confidence": "fuzzy",
+                                    "hops": 1}
+    assert (surfaced.entry.confidence, surfaced.confidence) == ("observed", "fuzzy")
+    # with the default one-third floor a relation alone does not make an answer
+    assert "module:src/ranking/bm25.ts" not in ids(retriever.search("passing mention"))
+
+
+def test_explain_names_every_component_and_never_changes_the_order(retriever: Retriever) -> None:
+    query = "workflow transitions persisted"
+    results = retriever.search(query)
+    assert results and results[0].terms == ["workflow", "transit", "persist"]
+    explained = [r.to_json(explain=True) for r in results]
+    plain = [r.to_json() for r in results]
+    assert [e["id"] for e in explained] == [p["id"] for p in plain]
+    for item in explained:
+        assert set(item["explain"]["components"]) == set(COMPONENTS)
+        assert item["explain"]["matched"]
+    assert explained[0]["explain"]["components"]["acceptedAgentSignals"] == 0
+
+
+def test_ties_break_deterministically(retriever: Retriever) -> None:
+    first = [(r.entry.id, r.score) for r in retriever.search("query")]
+    again = [(r.entry.id, r.score) for r in retriever.search("query")]
+    assert first == again
+    scores = [s for _, s in first]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_every_result_carries_evidence_provenance_and_confidence(retriever: Retriever) -> None:
+    for result in retriever.search("ranking"):
+        item = result.to_json()
+        assert item["evidence"] == [{"path": result.entry.path, "content_hash": result.entry.content_hash}]
+        assert item["provenance"] in ("observed", "declared") and item["confidence"]
+
+
+def test_projection_hash_is_stable_and_moves_with_the_weights(workspace: Workspace) -> None:
+    snapshot = workspace.snapshot()
+    first = project(workspace, snapshot)
+    second = project(workspace, snapshot)
+    assert first.content_hash == second.content_hash
+    changed = project(workspace, snapshot, {**workspace.config.weights(), "body": 9})
+    assert changed.content_hash != first.content_hash
+    # every document, module, area and package of the snapshot is an entry
+    kinds = {"document", "module", "area", "package"}
+    assert {e.id for e in snapshot.entities.values() if e.kind in kinds} <= set(first.by_id)
+
+
+def test_owned_unit_inherits_its_agent_document(workspace: Workspace) -> None:
+    entry = workspace.projection().by_id["area:src/query"]
+    assert entry.ownership_id == "fixture-query"
+    assert entry.title == "Query layer" and entry.summary == "Query layer"
+    assert "searchindex" in entry.fields["body"].lower()
+
+
+def test_a_typo_in_a_query_finds_the_close_indexed_word(retriever: Retriever) -> None:
+    results = retriever.search("rankingg")
+    assert results[0].corrected == {"rankingg": "rank"}  # the indexed stem of ranking, ranks, ranked
+    assert "document:docs/ranking.md" in ids(results)[:3]
+    assert retriever.search("zzranking") == []  # a different first letter is not a typo
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def test_search_json_shape_and_kinds(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    payload = docbridge_json("search", "calculateTax", "--root", str(root), "--json")
+    assert payload["query"] == "calculateTax"
+    first = payload["results"][0]
+    assert set(first) >= {"id", "kind", "path", "title", "score", "confidence", "provenance", "evidence"}
+    assert first["id"] == "module:src/billing/tax.ts"
+    only_docs = docbridge_json("search", "billing", "--root", str(root), "--json", "--kinds", "document")
+    assert only_docs["results"] and {r["kind"] for r in only_docs["results"]} == {"document"}
+    explained = docbridge_json("search", "billing", "--root", str(root), "--json", "--explain", "--limit", "3")
+    assert len(explained["results"]) == 3
+    assert all(set(r["explain"]["components"]) == set(COMPONENTS) for r in explained["results"])
+    assert docbridge("search", "x", "--root", str(root), "--kinds", "banana").returncode == 2
+    assert docbridge("search", "x", "--root", str(root), "--limit", "0").returncode == 2
+
+
+def test_search_text_output(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    result = docbridge("search", "createInvoice", "--root", str(root), "--explain")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Query: createInvoice (")
+    assert lines[1].startswith(" 1. [module] module:src/billing/invoice.ts  score=")
+    assert any(line.strip().startswith("why:") and "exactSymbol=150" in line for line in lines)
+
+
+def test_the_index_is_reused_until_the_tree_changes_and_rebuilt_when_corrupt(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    assert docbridge_json("search", "tax", "--root", str(root), "--json")["index"]["reused"] is False
+    assert docbridge_json("search", "tax", "--root", str(root), "--json")["index"]["reused"] is True
+    doc = root / "docs" / "orders.md"
+    doc.write_text(doc.read_text() + "\nA new line about tax.\n")
+    assert docbridge_json("search", "tax", "--root", str(root), "--json")["index"]["reused"] is False
+    artifact = root / ".docbridge" / "index" / "projection.json"
+    data = bytearray(artifact.read_bytes())
+    data[-5:] = b"xxxxx"
+    artifact.write_bytes(bytes(data))
+    rebuilt = docbridge_json("search", "tax", "--root", str(root), "--json")
+    assert rebuilt["index"]["reused"] is False and rebuilt["results"]
+    assert docbridge_json("search", "tax", "--root", str(root), "--json")["index"]["reused"] is True
