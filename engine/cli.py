@@ -232,12 +232,28 @@ def render_search_text(query: str, results: list[Any], explain: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _dump(payload: Any, compact_output: bool = False) -> str:
+    if compact_output:
+        return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return json.dumps(payload, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from engine.lexicon import tokens
     root = _root(args.root)
     if args.limit < 1:
         raise UsageError("--limit must be at least 1.")
     kinds = _kinds(args.kinds)
+    if args.agent:
+        from engine.budget import BudgetError
+        from engine.payloads import agent_search
+        _, retriever = open_retriever(root, use_cache=not args.no_cache)
+        try:
+            payload = agent_search(retriever, args.query, args.mode, args.context_budget)
+        except BudgetError as exc:
+            raise UsageError(str(exc)) from exc
+        sys.stdout.write(_dump(payload))
+        return EXIT_OK
     _, retriever = open_retriever(root, use_cache=not args.no_cache, progress=not args.json)
     results = retriever.search(args.query, args.limit, kinds=kinds)
     if args.json:
@@ -265,7 +281,90 @@ def _register_search(commands: Any) -> None:
     output.add_argument("--json", action="store_true", help="print JSON")
     output.add_argument("--text", action="store_true", help="print a readable ranked list (the default)")
     search.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    search.add_argument("--agent", action="store_true",
+                        help="a bounded payload for agents: matches without scores, follow-up commands, telemetry")
+    search.add_argument("--mode", choices=["discovery", "editing", "debugging", "documentation"],
+                        default="discovery", help="--agent: how many matches and commands to allow")
+    search.add_argument("--context-budget", type=int, default=32, metavar="N",
+                        help="--agent: token budget (approximate: characters / 4; default 32)")
     search.set_defaults(handler=cmd_search)
+
+
+def _reference_workspace(root: Path, use_cache: bool) -> tuple[Any, Any]:
+    """A resolved workspace and its projection (from the on-disk index when the inputs match)."""
+    from engine.artifacts import load_projection, store_projection
+    workspace = open_workspace(root, use_cache=use_cache)
+    projection = load_projection(workspace)
+    if projection is None:
+        projection = workspace.projection()
+        store_projection(workspace, projection)
+    return workspace, projection
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from engine.budget import BudgetError
+    from engine.handoff import UnknownReference, handoff_for_entity, render_handoff_text
+    from engine.payloads import budget_handoff
+    root = _root(args.root)
+    workspace, projection = _reference_workspace(root, not args.no_cache)
+    try:
+        handoff = handoff_for_entity(workspace, args.ref, projection)
+        if args.budget is not None:
+            handoff = budget_handoff(handoff, args.budget)
+    except (UnknownReference, BudgetError) as exc:
+        raise UsageError(str(exc)) from exc
+    if args.text:
+        sys.stdout.write(render_handoff_text(handoff))
+    else:
+        sys.stdout.write(_dump(handoff, compact_output=args.agent))
+    return EXIT_OK
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    from engine.budget import BudgetError
+    from engine.handoff import UnknownReference
+    from engine.payloads import lookup, render_lookup_text
+    root = _root(args.root)
+    if not 1 <= args.depth <= 3:
+        raise UsageError("--depth must be 1, 2 or 3.")
+    workspace, projection = _reference_workspace(root, not args.no_cache)
+    try:
+        payload = lookup(workspace, args.ref, args.depth, args.budget, projection)
+    except (UnknownReference, BudgetError) as exc:
+        raise UsageError(str(exc)) from exc
+    sys.stdout.write(_dump(payload) if args.json else render_lookup_text(payload))
+    return EXIT_OK
+
+
+def _register_query(commands: Any) -> None:
+    query = commands.add_parser(
+        "query", help="the handoff for an entity: where to start, what to edit, what to run",
+        description="Print the handoff for a package, area, module, document or configured route, named by "
+                    "entity id, ownership id, alias or repository-relative path.",
+        epilog="Exit 2 when the reference names nothing (the closest candidates are listed).")
+    query.add_argument("ref", help="entity id, ownership id, alias or path (e.g. src/billing, docs/api.md)")
+    _add_root(query)
+    output = query.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="the handoff object as JSON (the default)")
+    output.add_argument("--agent", action="store_true", help="compact JSON for agents")
+    output.add_argument("--text", action="store_true", help="a readable card")
+    query.add_argument("--budget", type=int, metavar="N", help="drop evidence, related, explain and notes to fit N "
+                                                              "tokens")
+    query.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    query.set_defaults(handler=cmd_query)
+
+    look = commands.add_parser(
+        "lookup", help="everything an agent reads before editing an entity",
+        description="The entity, its neighbours by relation kind, the documents that cover and mention it, its "
+                    "handoff, its open findings and its evidence, optionally under a token budget.")
+    look.add_argument("ref", help="entity id, ownership id, alias or path")
+    _add_root(look)
+    look.add_argument("--depth", type=int, default=1, metavar="N", help="neighbour hops, 1 to 3 (default 1)")
+    look.add_argument("--budget", type=int, metavar="N", help="token budget; drops evidence excerpts, related, "
+                                                             "neighbours, then summaries")
+    look.add_argument("--json", action="store_true", help="print JSON (default: text)")
+    look.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    look.set_defaults(handler=cmd_lookup)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -340,7 +439,8 @@ def _register_bench(commands: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_bench]
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
+                                                 _register_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
