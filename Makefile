@@ -19,6 +19,7 @@ demo: setup
 	$(BIN)/docbridge scan --root $(FIXTURE)
 	$(BIN)/docbridge check --root $(FIXTURE) --fail-on never
 	$(BIN)/docbridge search "how is sales tax calculated" --root $(FIXTURE) --limit 3
+	$(BIN)/docbridge query acme-billing --root $(FIXTURE) --text
 
 test: setup test-python
 

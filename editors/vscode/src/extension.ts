@@ -65,15 +65,27 @@ const SEARCH_DEBOUNCE_MS = 150;
 class DocBridgeLanguageClient extends LanguageClient {
   /** The error of a failed `initialize`, when there was one. */
   initializeError: unknown;
+  /** Set when the extension replaces or stops this client: it no longer restarts nor notifies. */
+  retiring = false;
 
   /** The client shows its own "couldn't create connection" notification when starting fails; the
-   * extension reports that failure itself (with install instructions), so that one is logged only. */
+   * extension reports that failure itself (with install instructions), so that one is logged only.
+   * A retiring client logs only too. */
   override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
-    if (message.includes("couldn't create connection to server")) {
+    if (this.retiring || message.includes("couldn't create connection to server")) {
       super.error(message, data, false);
       return;
     }
     super.error(message, data, showNotification);
+  }
+
+  /** A retiring client does not start again (vscode-languageclient restarts a crashed server on its own,
+   * possibly after the extension decided to replace it). */
+  override start(): Promise<void> {
+    if (this.retiring) {
+      return Promise.reject(new Error('This Doc Bridge client was replaced.'));
+    }
+    return super.start();
   }
 
   /** After a failed `initialize` the client calls `void this.stop()`, which rejects when the client never
@@ -89,9 +101,34 @@ class DocBridgeLanguageClient extends LanguageClient {
    * vscode-languageclient 9 may resolve start() anyway and leave its internal start promise rejected
    * and unobserved; that promise is observed here and a client that is not running is an error.
    */
+  /** vscode-languageclient's promise for the start in progress or done (undefined when stopped). */
+  private get startPromise(): Promise<void> | undefined {
+    return (this as unknown as { _onStart?: Promise<void> })._onStart;
+  }
+
+  /**
+   * Waits (bounded) until a start in progress, e.g. vscode-languageclient restarting a crashed server,
+   * has finished: the client reports Running before it registers its features, and stopping it in
+   * between would leave those registrations (the server's commands) behind.
+   */
+  async settle(timeoutMs = 10000): Promise<void> {
+    const pending = this.startPromise;
+    if (pending === undefined) {
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      pending.catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   async startOrThrow(): Promise<void> {
     const starting = this.start();
-    const internal = (this as unknown as { _onStart?: Promise<void> })._onStart;
+    const internal = this.startPromise;
     internal?.catch(() => undefined);
     await starting;
     if (internal !== undefined) {
@@ -112,14 +149,17 @@ class StartAwareErrorHandler implements ErrorHandler {
   running = false;
   private readonly budget = new RestartBudget();
 
-  constructor(private readonly onGiveUp: (message: string) => void) {}
+  constructor(
+    private readonly isRetiring: () => boolean,
+    private readonly onGiveUp: (message: string) => void,
+  ) {}
 
   error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
     return count !== undefined && count <= 3 ? { action: ErrorAction.Continue } : { action: ErrorAction.Shutdown };
   }
 
   closed(): CloseHandlerResult {
-    if (!this.running) {
+    if (!this.running || this.isRetiring()) {
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     if (this.budget.allowRestart(Date.now())) {
@@ -181,7 +221,7 @@ class DocBridge implements vscode.Disposable {
   private readonly output: vscode.OutputChannel;
   private readonly statusItem: vscode.StatusBarItem;
   private readonly handoffs = new HandoffDocuments();
-  private client: LanguageClient | undefined;
+  private client: DocBridgeLanguageClient | undefined;
   private problem: Problem | undefined;
   private shownState: DisplayStatus['state'] | undefined;
   private lastNotified: string | undefined;
@@ -237,6 +277,9 @@ class DocBridge implements vscode.Disposable {
   }
 
   restart(): Promise<void> {
+    // Right away, not when the queue gets there: the current client must not restart itself or push
+    // the configuration change that is replacing it.
+    this.retireCurrent();
     this.lifecycle = this.lifecycle
       .then(async () => {
         await this.doStop();
@@ -269,7 +312,10 @@ class DocBridge implements vscode.Disposable {
       args: server.args,
       options: { cwd, shell: needsShell(executable) },
     };
-    const errorHandler = new StartAwareErrorHandler((message) => this.reportCrashes(message));
+    const errorHandler = new StartAwareErrorHandler(
+      () => client.retiring,
+      (message) => this.reportCrashes(message),
+    );
     const clientOptions: LanguageClientOptions = {
       documentSelector: LANGUAGES.map((language) => ({ scheme: 'file', language })),
       synchronize: { configurationSection: CONFIGURATION_SECTION },
@@ -281,6 +327,12 @@ class DocBridge implements vscode.Disposable {
       initializationFailedHandler: (error) => {
         client.initializeError = error;
         return false;
+      },
+      middleware: {
+        workspace: {
+          // A client being replaced (docbridge.server.* changed) does not push the change that replaces it.
+          didChangeConfiguration: (sections, next) => (client.retiring ? Promise.resolve() : next(sections)),
+        },
       },
     };
     const client = new DocBridgeLanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
@@ -319,12 +371,20 @@ class DocBridge implements vscode.Disposable {
     }
   }
 
+  private retireCurrent(): void {
+    if (this.client instanceof DocBridgeLanguageClient) {
+      this.client.retiring = true;
+    }
+  }
+
   private async doStop(): Promise<void> {
+    this.retireCurrent();
     const client = this.client;
     this.client = undefined;
-    if (client !== undefined) {
+    if (client instanceof DocBridgeLanguageClient) {
       this.log('Stopping the language server');
       try {
+        await client.settle();
         if (client.isRunning()) {
           await client.stop();
         }

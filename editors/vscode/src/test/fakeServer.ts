@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 const logFile = process.argv[2];
 const log = (entry: unknown) => fs.appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
 log({ started: process.argv.slice(3), cwd: process.cwd() });
+// Never outlive a test run that went wrong.
+setTimeout(() => process.exit(0), 60_000);
 
 let nextId = 1000;
 function send(message: Record<string, unknown>): void {
