@@ -218,7 +218,9 @@ def area_imports(ws: Workspace) -> dict[tuple[str, str], list[Evidence]]:
 def repository_findings(ws: Workspace) -> list[Finding]:
     layout = ws.universe.layout
     assert layout is not None
-    hashes = {p: f.content_hash for p, f in ws.facts.items()}
+    # repository findings name places, not file versions: no content hashes, so an edit that moves no
+    # import and changes no documentation leaves them as they are
+    hashes: dict[str, str] = {}
     out: list[Finding] = []
     documentation = area_documentation(ws)
     for path, area in sorted(layout.areas.items()):
@@ -281,34 +283,85 @@ def repository_findings(ws: Workspace) -> list[Finding]:
 # ------------------------------------------------------------------------------------------------ all
 
 
-FindingsMemo = dict[str, tuple[DocumentResolution, list[Finding]]]
+def _signature(finding: Finding) -> tuple[Any, ...]:
+    start = finding.range.start if finding.range else None
+    end = finding.range.end if finding.range else None
+    return (finding.fingerprint, finding.severity, finding.message, finding.path,
+            (start.line, start.character, end.line, end.character) if start and end else None,
+            tuple((r.path, r.range.start.line, r.range.start.character) for r in finding.related),
+            finding.remediation, repr(sorted(finding.data.items())),
+            tuple((e.path, e.range.start.line, e.range.start.character, e.content_hash) for e in finding.evidence))
 
 
-def compute_findings(ws: Workspace, memo: FindingsMemo | None = None) -> list[Finding]:
-    """Every finding of the workspace, with configured severities and ignores applied, sorted.
+class FindingsIndex:
+    """Findings by file, kept current across edits.
 
-    `memo` keeps each document's findings next to the resolution they came from; a document whose
-    resolution object is unchanged is not recomputed (unless it names an ambiguous symbol, whose related
-    locations follow the declaring modules).
+    A document's findings are recomputed when its resolution object changes (or when it names an
+    ambiguous symbol, whose related locations follow the declaring modules); repository findings are
+    recomputed when the workspace's structure versions move. `refresh` returns the paths whose findings
+    changed, which is what a language server republishes.
     """
-    ws.ensure_resolved()
-    found: list[Finding] = []
-    fresh: FindingsMemo = {}
-    for path, resolution in ws.documents.items():
-        cached = memo.get(path) if memo is not None else None
-        if cached is not None and cached[0] is resolution:
-            findings = cached[1]
-        else:
+
+    def __init__(self) -> None:
+        self.documents: dict[str, tuple[DocumentResolution, list[Finding]]] = {}
+        self.repository: list[Finding] = []
+        self.repository_key: Any = None
+        self.by_path: dict[str | None, list[Finding]] = {}
+
+    def refresh(self, ws: Workspace) -> set[str | None]:
+        changed: set[str | None] = set()  # what a client should see again
+        touched: set[str | None] = set()  # whose finding objects were replaced
+        for path in list(self.documents):
+            if path not in ws.documents:
+                del self.documents[path]
+                changed.add(path)
+        for path, resolution in ws.documents.items():
+            cached = self.documents.get(path)
+            if cached is not None and cached[0] is resolution and not any(
+                    f.code == "SYMBOL_AMBIGUOUS" for f in cached[1]):
+                continue
             facts = ws.universe.documents.get(path)
             findings = document_findings(ws, resolution, facts) if facts is not None else []
-        if not any(f.code == "SYMBOL_AMBIGUOUS" for f in findings):
-            fresh[path] = (resolution, findings)
-        found.extend(findings)
-    if memo is not None:
-        memo.clear()
-        memo.update(fresh)
-    found.extend(repository_findings(ws))
-    return apply_config(ws, found)
+            if cached is None or [_signature(f) for f in cached[1]] != [_signature(f) for f in findings]:
+                changed.add(path)
+            touched.add(path)
+            self.documents[path] = (resolution, findings)
+        key = (ws.structure["modules"], ws.structure["documentation"], ws.structure["layout"], id(ws))
+        if key != self.repository_key:
+            fresh = repository_findings(ws)
+            before: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
+            after: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
+            for finding in self.repository:
+                before[finding.path].append(_signature(finding))
+            for finding in fresh:
+                after[finding.path].append(_signature(finding))
+            changed |= {path for path in set(before) | set(after) if before.get(path) != after.get(path)}
+            touched |= set(before) | set(after)
+            self.repository, self.repository_key = fresh, key
+        touched |= changed
+        if touched:
+            repository_by_path: dict[str | None, list[Finding]] = defaultdict(list)
+            for finding in self.repository:
+                repository_by_path[finding.path].append(finding)
+            for path in touched:
+                own = self.documents.get(path)[1] if path in self.documents else []  # type: ignore[index]
+                combined = own + repository_by_path.get(path, [])
+                if combined:
+                    self.by_path[path] = sorted(combined, key=lambda f: f.sort_key)
+                else:
+                    self.by_path.pop(path, None)
+        return changed
+
+    def all(self) -> list[Finding]:
+        return [finding for path in sorted(self.by_path, key=lambda p: p or "") for finding in self.by_path[path]]
+
+
+def compute_findings(ws: Workspace) -> list[Finding]:
+    """Every finding of the workspace, with configured severities and ignores applied, sorted."""
+    ws.ensure_resolved()
+    index = FindingsIndex()
+    index.refresh(ws)
+    return apply_config(ws, index.all())
 
 
 def apply_config(ws: Workspace, findings: list[Finding], overrides: dict[str, str] | None = None) -> list[Finding]:

@@ -78,7 +78,11 @@ class Workspace:
         self._views: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._config_lines: list[str] | None = None
-        self._findings_memo: dict[str, Any] = {}
+        self._findings_index: Any = None
+        # versions of what repository-level findings read (see _note_structure)
+        self.structure = {"modules": 0, "documentation": 0, "layout": 0}
+        self._module_relations: dict[str, Any] = {}
+        self._document_keys: dict[str, frozenset[Any]] = {}
         self.universe = Universe(self.config, IgnoreRules(self.config))
 
     # ------------------------------------------------------------------ full scan
@@ -150,6 +154,8 @@ class Workspace:
             self.documents, self.modules = {}, {}
             self.dependents = defaultdict(set)
             self._deps = {}
+            self._module_relations, self._document_keys = {}, {}
+            self.structure["layout"] += 1
             self.resolved = False
             report.parsed.sort()
             self.last_scan = report
@@ -264,6 +270,7 @@ class Workspace:
             structural = (old is not None) != (clean in self.facts) or kind == "package-manifest"
             if structural and (kind in ("module", "package-manifest") or isinstance(old, ModuleFacts)):
                 keys |= self.universe.refresh_layout()
+                self.structure["layout"] += 1
             resolved = self._reresolve(clean, keys)
             self._changed()
             return UpdateReport(clean, True, resolved, time.perf_counter() - started)
@@ -306,6 +313,7 @@ class Workspace:
             self.modules[path] = resolution
         else:
             return
+        self._note_structure(path, resolution)
         old = self._deps.get(path, frozenset())
         new = resolution.deps
         for key in old - new:
@@ -314,7 +322,25 @@ class Workspace:
             self.dependents[key].add(path)
         self._deps[path] = new
 
+    def _note_structure(self, path: str, resolution: Any) -> None:
+        """Count changes that repository-level findings depend on: module relations (imports and their
+        lines: cycles, area imports) and which entities each document documents (undocumented areas)."""
+        if isinstance(resolution, ModuleResolution):
+            previous = self._module_relations.get(path)
+            if previous != resolution.relations:
+                self.structure["modules"] += 1
+                self._module_relations[path] = resolution.relations
+        else:
+            keys = frozenset(r.key for r in resolution.relations) | frozenset(resolution.declared_relations)
+            if self._document_keys.get(path) != keys:
+                self.structure["documentation"] += 1
+                self._document_keys[path] = keys
+
     def _forget(self, path: str) -> None:
+        if self._module_relations.pop(path, None) is not None:
+            self.structure["modules"] += 1
+        if self._document_keys.pop(path, None) is not None:
+            self.structure["documentation"] += 1
         self.documents.pop(path, None)
         self.modules.pop(path, None)
         for key in self._deps.pop(path, frozenset()):
@@ -342,11 +368,20 @@ class Workspace:
         self.ensure_resolved()
         return self.view("snapshot", lambda: build_snapshot(self))
 
-    def findings(self) -> list[Any]:
-        """Every finding (engine.reconcile), memoised per document across generations."""
-        from engine.reconcile import compute_findings
+    def findings_index(self) -> Any:
+        """The findings of every file, refreshed incrementally (engine.reconcile.FindingsIndex)."""
+        from engine.reconcile import FindingsIndex
         self.ensure_resolved()
-        return self.view("findings", lambda: compute_findings(self, self._findings_memo))  # type: ignore[no-any-return]
+        with self._lock:
+            if self._findings_index is None:
+                self._findings_index = FindingsIndex()
+            self._findings_index.refresh(self)
+            return self._findings_index
+
+    def findings(self) -> list[Any]:
+        """Every finding, with configured severities and ignores applied, sorted."""
+        from engine.reconcile import apply_config
+        return self.view("findings", lambda: apply_config(self, self.findings_index().all()))  # type: ignore[no-any-return]
 
     def projection(self) -> Any:
         from engine.retrieval.project import project

@@ -138,6 +138,9 @@ def test_incremental_updates_equal_a_fresh_scan_of_the_edited_tree(tmp_path: Pat
             for key in ("entities", "relations", "coverage"):
                 assert incremental[key] == scratch[key], f"step {step}: {path} diverged in {key}"
         assert ws.snapshot().content_hash == fresh.snapshot().content_hash, f"step {step}: {path}"
+        # findings are refreshed incrementally too (what the language server publishes)
+        live = [f.model_dump(mode="json") for f in ws.findings()]
+        assert live == [f.model_dump(mode="json") for f in fresh.findings()], f"step {step}: {path} findings"
 
 
 def test_an_update_reresolves_only_what_can_change(tmp_path: Path) -> None:

@@ -563,6 +563,7 @@ class _DocumentResolver:
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
                 return Reference(origin, span, href, "ignored", target_path=target)
+            self.deps.add(("fuzzy",))  # its finding suggests near paths: re-resolve when paths come or go
             return Reference(origin, span, href, "broken", target_path=target, message=f"`{href}` does not exist")
         if origin == "image":
             return Reference(origin, span, href, "existing", target_path=target)

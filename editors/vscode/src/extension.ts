@@ -96,11 +96,6 @@ class DocBridgeLanguageClient extends LanguageClient {
     return stopping;
   }
 
-  /**
-   * start(), resolving only once the server runs. When the server exits during start-up,
-   * vscode-languageclient 9 may resolve start() anyway and leave its internal start promise rejected
-   * and unobserved; that promise is observed here and a client that is not running is an error.
-   */
   /** vscode-languageclient's promise for the start in progress or done (undefined when stopped). */
   private get startPromise(): Promise<void> | undefined {
     return (this as unknown as { _onStart?: Promise<void> })._onStart;
@@ -126,6 +121,11 @@ class DocBridgeLanguageClient extends LanguageClient {
     clearTimeout(timer);
   }
 
+  /**
+   * start(), resolving only once the server runs. When the server exits during start-up,
+   * vscode-languageclient 9 may resolve start() anyway and leave its internal start promise rejected
+   * and unobserved; that promise is observed here and a client that is not running is an error.
+   */
   async startOrThrow(): Promise<void> {
     const starting = this.start();
     const internal = this.startPromise;
