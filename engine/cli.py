@@ -367,6 +367,20 @@ def _register_query(commands: Any) -> None:
     look.set_defaults(handler=cmd_lookup)
 
 
+def cmd_lsp(args: argparse.Namespace) -> int:
+    """Replace this process with the language server (engine code never imports the lsp package)."""
+    import os
+    os.execv(sys.executable, [sys.executable, "-m", "lsp", *args.server_args])
+    return EXIT_OK  # not reached
+
+
+def _register_lsp(commands: Any) -> None:
+    lsp = commands.add_parser("lsp", help="start the language server on stdin/stdout (same as docbridge-lsp)",
+                              description="Start the Doc Bridge language server, speaking LSP on stdin and stdout.")
+    lsp.add_argument("server_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    lsp.set_defaults(handler=cmd_lsp)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine import bench
     workdir = Path(args.workdir).resolve() if args.workdir else None
@@ -440,12 +454,15 @@ def _register_bench(commands: Any) -> None:
 
 
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
-                                                 _register_bench]
+                                                 _register_lsp, _register_bench]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["lsp"]:  # everything after `lsp` belongs to the server
+        return cmd_lsp(argparse.Namespace(server_args=arguments[1:]))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     try:
         return int(args.handler(args))
     except (UsageError, ConfigError) as exc:

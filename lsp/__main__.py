@@ -1,0 +1,7 @@
+"""`python -m lsp`: start the language server on stdin/stdout."""
+
+import sys
+
+from lsp.server import main
+
+sys.exit(main())

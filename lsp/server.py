@@ -1,0 +1,27 @@
+"""The Doc Bridge language server (pygls 2, stdio): `docbridge-lsp`, `docbridge lsp` or `python -m lsp`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from engine import __version__
+from lsp import actions, commands, completion, navigation  # register their handlers on the server
+from lsp.app import DocBridgeServer, server
+
+__all__ = ["DocBridgeServer", "actions", "commands", "completion", "main", "navigation", "server"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if args and args[0] in ("--version", "-V"):
+        print(f"docbridge-lsp {__version__}")
+        return 0
+    if args and args[0] in ("--help", "-h"):
+        print("docbridge-lsp: the Doc Bridge language server. It speaks the Language Server Protocol on stdin and "
+              "stdout; start it from an editor (see the README).")
+        return 0
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="docbridge-lsp %(levelname)s %(name)s: %(message)s")
+    server.start_io()
+    return 0
