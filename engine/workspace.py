@@ -369,18 +369,23 @@ class Workspace:
         return self.view("snapshot", lambda: build_snapshot(self))
 
     def findings_index(self) -> Any:
-        """The findings of every file, refreshed incrementally (engine.reconcile.FindingsIndex)."""
+        """The findings of every file, by path (engine.reconcile.FindingsIndex), as of the last refresh."""
         from engine.reconcile import FindingsIndex
-        self.ensure_resolved()
         with self._lock:
             if self._findings_index is None:
                 self._findings_index = FindingsIndex()
-            self._findings_index.refresh(self)
             return self._findings_index
+
+    def refresh_findings(self) -> set[str | None]:
+        """Bring the findings index up to date; return the paths whose findings changed."""
+        self.ensure_resolved()
+        with self._lock:
+            return self.findings_index().refresh(self)  # type: ignore[no-any-return]
 
     def findings(self) -> list[Any]:
         """Every finding, with configured severities and ignores applied, sorted."""
         from engine.reconcile import apply_config
+        self.refresh_findings()
         return self.view("findings", lambda: apply_config(self, self.findings_index().all()))  # type: ignore[no-any-return]
 
     def projection(self) -> Any:

@@ -121,7 +121,7 @@ class DocBridgeServer(LanguageServer):
         def build() -> Workspace:
             workspace = Workspace(folder.root)
             workspace.scan(progress=report)
-            workspace.findings_index()
+            workspace.refresh_findings()
             return workspace
 
         try:
@@ -203,7 +203,7 @@ class DocBridgeServer(LanguageServer):
             folder.timer = None
             try:
                 if folder.workspace is not None:
-                    diagnostics.publish(self, folder, folder.workspace.findings_index().refresh(folder.workspace))
+                    diagnostics.publish(self, folder, folder.workspace.refresh_findings())
             except Exception:
                 log.exception("publishing diagnostics failed")
 
@@ -346,8 +346,8 @@ async def configuration_changed(ls: DocBridgeServer, params: T.DidChangeConfigur
 def did_open(ls: DocBridgeServer, params: T.DidOpenTextDocumentParams) -> None:
     ls.edited(params.text_document.uri, params.text_document.text)
     folder, relative, _ = ls.state.locate(params.text_document.uri)
-    if folder is not None and folder.workspace is not None and relative is not None:
-        diagnostics.publish(ls, folder, {relative})
+    if folder is not None and folder.workspace is not None and relative is not None and not folder.scanning:
+        diagnostics.publish(ls, folder, folder.workspace.refresh_findings() | {relative})
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)

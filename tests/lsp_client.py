@@ -1,0 +1,139 @@
+"""A test client for the language server over a real stdio connection (pytest-lsp), with helpers to wait
+for the initial scan and for diagnostics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from conftest import BIN
+from lsprotocol import types as T
+from pytest_lsp.client import LanguageClient, client_capabilities, make_test_lsp_client
+
+SERVER = str(BIN / "docbridge-lsp")
+
+
+class Session:
+    def __init__(self, client: LanguageClient, roots: list[Path]) -> None:
+        self.client = client
+        self.roots = roots
+        self.statuses: list[Any] = []
+        self.versions: dict[str, int] = {}
+        self.result: T.InitializeResult | None = None
+
+    # ---- waiting
+
+    async def ready(self, count: int | None = None, timeout: float = 60) -> None:
+        """Until every folder reported `ready` (docbridge/status)."""
+        wanted = count if count is not None else len(self.roots)
+
+        def done() -> bool:
+            ready = {s["root"] if isinstance(s, dict) else s.root for s in self.statuses
+                     if (s["state"] if isinstance(s, dict) else s.state) == "ready"}
+            return len(ready) >= wanted
+
+        await self.until(done, timeout)
+
+    async def until(self, predicate: Any, timeout: float = 20) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            if loop.time() > deadline:
+                raise TimeoutError("condition not met in time")
+            await asyncio.sleep(0.02)
+
+    def diagnostics(self, path: Path) -> list[T.Diagnostic]:
+        return list(self.client.diagnostics.get(path.as_uri(), []))
+
+    def codes(self, path: Path) -> list[tuple[str, int]]:
+        return sorted((str(d.code), d.range.start.line) for d in self.diagnostics(path))
+
+    # ---- documents
+
+    def open(self, path: Path, text: str | None = None) -> str:
+        uri = path.as_uri()
+        self.versions[uri] = 1
+        language = "markdown" if path.suffix in (".md", ".markdown") else "typescript"
+        self.client.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+            uri=uri, language_id=language, version=1,
+            text=text if text is not None else path.read_text(encoding="utf-8"))))
+        return uri
+
+    def replace_all(self, path: Path, text: str) -> None:
+        uri = path.as_uri()
+        self.versions[uri] = self.versions.get(uri, 1) + 1
+        self.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    def edit(self, path: Path, line: int, start: int, end: int, text: str) -> None:
+        uri = path.as_uri()
+        self.versions[uri] = self.versions.get(uri, 1) + 1
+        self.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+            content_changes=[T.TextDocumentContentChangePartial(
+                range=T.Range(start=T.Position(line=line, character=start), end=T.Position(line=line, character=end)),
+                text=text)]))
+
+    def close(self, path: Path) -> None:
+        self.client.text_document_did_close(T.DidCloseTextDocumentParams(
+            text_document=T.TextDocumentIdentifier(uri=path.as_uri())))
+
+    def watched(self, *changes: tuple[Path, T.FileChangeType]) -> None:
+        self.client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
+            T.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes]))
+
+    # ---- requests
+
+    async def definition(self, path: Path, line: int, character: int) -> Any:
+        return await self.client.text_document_definition_async(T.DefinitionParams(
+            text_document=T.TextDocumentIdentifier(uri=path.as_uri()), position=T.Position(line=line,
+                                                                                          character=character)))
+
+    async def hover(self, path: Path, line: int, character: int) -> T.Hover | None:
+        return await self.client.text_document_hover_async(T.HoverParams(
+            text_document=T.TextDocumentIdentifier(uri=path.as_uri()), position=T.Position(line=line,
+                                                                                          character=character)))
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(T.ExecuteCommandParams(
+            command=name, arguments=list(arguments)))
+
+
+def capabilities(encodings: list[str] | None = None) -> T.ClientCapabilities:
+    caps = client_capabilities("visual-studio-code")
+    if encodings is not None:
+        caps.general = T.GeneralClientCapabilities(position_encodings=encodings)
+    return caps
+
+
+@contextlib.asynccontextmanager
+async def session(*roots: Path, settings: dict[str, Any] | None = None, encodings: list[str] | None = None,
+                  wait: bool = True) -> AsyncIterator[Session]:
+    client = make_test_lsp_client()
+    client.set_configuration({"diagnostics": {"debounceMs": 0}, **(settings or {})}, section="docbridge")
+    state = Session(client, list(roots))
+
+    @client.feature("docbridge/status")
+    def on_status(params: Any) -> None:
+        state.statuses.append(params)
+
+    @client.feature(T.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: Any) -> None:
+        return None
+
+    await client.start_io(SERVER)
+    try:
+        state.result = await client.initialize_session(T.InitializeParams(
+            capabilities=capabilities(encodings),
+            workspace_folders=[T.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in roots]))
+        if wait and roots:
+            await state.ready()
+        yield state
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()

@@ -1,0 +1,346 @@
+"""The language server over a real stdio connection (pytest-lsp) on copies of the fixtures.
+
+Expected positions come from the fixture files: `find(path, needle)` returns the 0-based line and column
+of a needle as written, which equals the UTF-16 column on the (ASCII) lines used here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import copy_fixture
+from lsp_client import session
+from lsprotocol import types as T
+
+
+def find(path: Path, needle: str, occurrence: int = 1) -> tuple[int, int]:
+    seen = 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+        column = line.find(needle)
+        while column >= 0:
+            seen += 1
+            if seen == occurrence:
+                return number, column
+            column = line.find(needle, column + 1)
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def location(result: object) -> tuple[str, int, int]:
+    if isinstance(result, list):
+        (result,) = result
+    assert isinstance(result, T.Location), result
+    return result.uri, result.range.start.line, result.range.start.character
+
+
+async def test_definition_for_every_link_and_mention_form(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    billing, architecture = root / "docs/billing.md", root / "docs/architecture.md"
+    async with session(root) as s:
+        s.open(billing)
+        s.open(architecture)
+        # a link with an anchor lands on the heading
+        line, column = find(billing, "[why orders and billing import each other]")
+        assert location(await s.definition(billing, line, column + 3)) == (
+            architecture.as_uri(), *find(architecture, "## Why orders and billing import each other")[:1], 0)
+        # a link without an anchor: the top of the file
+        line, column = find(architecture, "[Authentication](auth.md)")
+        assert location(await s.definition(architecture, line, column + 2)) == ((root / "docs/auth.md").as_uri(), 0, 0)
+        # a same-document anchor
+        line, column = find(billing, "[tax section](#taxes)")
+        assert location(await s.definition(billing, line, column + 2)) == (billing.as_uri(),
+                                                                           find(billing, "## Taxes")[0], 0)
+        # a path mention: the file
+        line, column = find(billing, "`src/billing/invoice.ts`")
+        invoice = root / "src/billing/invoice.ts"
+        assert location(await s.definition(billing, line, column + 5)) == (invoice.as_uri(), 0, 0)
+        # a directory mention: its area's index module
+        line, column = find(billing, "`src/billing` turns")
+        assert location(await s.definition(billing, line, column + 3)) == (
+            (root / "src/billing/index.ts").as_uri(), 0, 0)
+        # a symbol mention: the declaration, line and column
+        line, column = find(billing, "`createInvoice` is re-exported")
+        declared_line, declared_column = find(invoice, "createInvoice(")
+        assert location(await s.definition(billing, line, column + 4)) == (invoice.as_uri(), declared_line,
+                                                                           declared_column)
+        # plain prose has no definition; neither does a broken link
+        assert await s.definition(billing, 0, 0) is None
+        line, column = find(architecture, "[old deployment notes]")
+        assert await s.definition(architecture, line, column + 2) is None
+
+
+async def test_wiki_links_and_buffers_that_are_not_on_disk(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    notes = root / "docs/notes.md"  # only in the editor, never saved
+    async with session(root) as s:
+        s.open(notes, "# Notes\n\nSee [[billing]] and [[architecture#History]] and `calculateTax`.\n")
+        await s.until(lambda: True)
+        assert location(await s.definition(notes, 2, 6)) == ((root / "docs/billing.md").as_uri(), 0, 0)
+        architecture = root / "docs/architecture.md"
+        assert location(await s.definition(notes, 2, 24)) == (architecture.as_uri(),
+                                                              find(architecture, "## History")[0], 0)
+        tax = root / "src/billing/tax.ts"
+        line, column = find(tax, "calculateTax(")
+        assert location(await s.definition(notes, 2, 55)) == (tax.as_uri(), line, column)
+
+
+async def test_hover_names_the_target_its_confidence_and_evidence(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    billing = root / "docs/billing.md"
+    async with session(root) as s:
+        s.open(billing)
+        line, column = find(billing, "`createInvoice` is re-exported")
+        hover = await s.hover(billing, line, column + 3)
+        assert hover is not None and isinstance(hover.contents, T.MarkupContent)
+        text = hover.contents.value
+        assert "**createInvoice** — exported by `src/billing/invoice.ts` (function, line 44)" in text
+        assert "Documented in:" in text and "`docs/orders.md` (mentions-symbol)" in text
+        assert "Confidence: observed" in text and "sha256" in text
+        assert hover.range == T.Range(start=T.Position(line=line, character=column),
+                                      end=T.Position(line=line, character=column + len("`createInvoice`")))
+        line, column = find(billing, "[why orders and billing")
+        text = (await s.hover(billing, line, column + 2)).contents.value  # type: ignore[union-attr]
+        assert text.startswith("**document** Architecture overview — `docs/architecture.md`")
+        assert "Section: **Why orders and billing import each other**" in text
+        faturamento = root / "docs/guias/faturamento.md"
+        s.open(faturamento)
+        line, column = find(faturamento, "`src/biling/tax.ts`")
+        text = (await s.hover(faturamento, line, column + 3)).contents.value  # type: ignore[union-attr]
+        assert "Confidence: fuzzy" in text and "src/billing/tax.ts" in text
+
+
+async def test_a_broken_link_appears_disappears_and_reappears_elsewhere(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture, storage = root / "docs/architecture.md", root / "docs/storage.md"
+    async with session(root) as s:
+        s.open(architecture)
+        s.open(storage)
+        broken_line, column = find(architecture, "(./deployment-v1.md)")
+        await s.until(lambda: ("LINK_BROKEN", broken_line) in s.codes(architecture))
+        (diagnostic,) = [d for d in s.diagnostics(architecture) if d.code == "LINK_BROKEN"]
+        assert diagnostic.source == "docbridge" and diagnostic.severity == T.DiagnosticSeverity.Error
+        assert diagnostic.code_description is not None and diagnostic.code_description.href.endswith("#link_broken")
+        # type the fix
+        s.edit(architecture, broken_line, column + 1, column + len("./deployment-v1.md") + 1, "./deployment.md")
+        await s.until(lambda: "LINK_BROKEN" not in {c for c, _ in s.codes(architecture)})
+        # another document breaks when its target goes away on disk
+        (root / "docs/configuration.md").unlink()
+        s.watched((root / "docs/configuration.md", T.FileChangeType.Deleted))
+        link_line, _ = find(storage, "configuration.md#environment-variabls")
+        await s.until(lambda: ("LINK_BROKEN", link_line) in s.codes(storage))
+        assert ("LINK_ANCHOR_MISSING", link_line) not in s.codes(storage)
+        readme = root / "docs/README.md"  # not open in the editor: published too
+        await s.until(lambda: ("LINK_BROKEN", find(readme, "(configuration.md)")[0]) in s.codes(readme))
+
+
+async def test_quick_fix_repairs_a_broken_link(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    async with session(root) as s:
+        s.open(architecture)
+        line, _ = find(architecture, "(./deployment-v1.md)")
+        await s.until(lambda: ("LINK_BROKEN", line) in s.codes(architecture))
+        (diagnostic,) = [d for d in s.diagnostics(architecture) if d.code == "LINK_BROKEN"]
+        actions = await s.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri=architecture.as_uri()), range=diagnostic.range,
+            context=T.CodeActionContext(diagnostics=[diagnostic])))
+        fix = next(a for a in actions if isinstance(a, T.CodeAction) and a.kind == T.CodeActionKind.QuickFix)
+        assert fix.title == "Link to docs/deployment.md" and fix.is_preferred
+        (edit,) = fix.edit.changes[architecture.as_uri()]  # type: ignore[union-attr, index]
+        assert edit.new_text == "./deployment.md"
+        s.edit(architecture, edit.range.start.line, edit.range.start.character, edit.range.end.character,
+               edit.new_text)
+        await s.until(lambda: "LINK_BROKEN" not in {c for c, _ in s.codes(architecture)})
+        # the source action (lsprotocol's client may read a code action carrying a command as a Command)
+        assert "Show handoff for docs/architecture.md" in [a.title for a in actions]
+
+
+async def test_quick_fixes_for_anchor_mention_and_generated_region(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    storage, architecture, configuration = (root / "docs/storage.md", root / "docs/architecture.md",
+                                            root / "docs/configuration.md")
+    async with session(root) as s:
+        for path in (storage, architecture, configuration):
+            s.open(path)
+        await s.until(lambda: s.diagnostics(storage) and s.diagnostics(configuration))
+
+        async def fixes(path: Path, code: str) -> list[T.CodeAction]:
+            (diagnostic,) = [d for d in s.diagnostics(path) if d.code == code]
+            actions = await s.client.text_document_code_action_async(T.CodeActionParams(
+                text_document=T.TextDocumentIdentifier(uri=path.as_uri()), range=diagnostic.range,
+                context=T.CodeActionContext(diagnostics=[diagnostic])))
+            return [a for a in actions if isinstance(a, T.CodeAction) and a.kind == T.CodeActionKind.QuickFix]
+
+        (anchor,) = await fixes(storage, "LINK_ANCHOR_MISSING")
+        assert anchor.title == "Link to #environment-variables"
+        assert anchor.edit.changes[storage.as_uri()][0].new_text == "configuration.md#environment-variables"  # type: ignore
+        (region,) = await fixes(configuration, "GENERATED_REGION_EDITED")
+        (edit,) = region.edit.changes[configuration.as_uri()]  # type: ignore[union-attr, index]
+        assert edit.new_text == "b13024e195fee091"
+        s.edit(configuration, edit.range.start.line, edit.range.start.character, edit.range.end.character,
+               edit.new_text)
+        await s.until(lambda: "GENERATED_REGION_EDITED" not in {c for c, _ in s.codes(configuration)})
+
+
+async def test_completion_for_paths_headings_and_symbols(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    notes = root / "docs/notes.md"
+    async with session(root) as s:
+        s.open(notes, "# Notes\n\n[x](./bil\n[y](billing.md#ta\n`createI\n`src/billing/ta\n")
+
+        async def labels(line: int, character: int) -> list[str]:
+            result = await s.client.text_document_completion_async(T.CompletionParams(
+                text_document=T.TextDocumentIdentifier(uri=notes.as_uri()),
+                position=T.Position(line=line, character=character)))
+            return [item.label for item in result.items]  # type: ignore[union-attr]
+
+        assert (await labels(2, 9))[0] == "./billing.md"
+        assert await labels(3, 18) == ["taxes"]
+        assert (await labels(4, 8))[0] == "createInvoice"
+        assert "src/billing/tax.ts" in await labels(5, 15)
+
+
+async def test_search_and_handoff_commands(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    async with session(root) as s:
+        search = await s.command("docbridge.search", "createInvoice", 3)
+        first = search["results"][0]
+        assert (first["id"], first["kind"]) == ("module:src/billing/invoice.ts", "module")
+        assert first["location"]["uri"] == (root / "src/billing/invoice.ts").as_uri()
+        handoff = await s.command("docbridge.handoff", "acme-billing")
+        assert handoff["handoff"]["startHere"] == "docs/for-agents/billing.md"
+        assert handoff["handoff"]["checks"] == ["npm test -- billing"]
+        assert "| **Start here** | [`docs/for-agents/billing.md`]" in handoff["markdown"]
+        shown = await s.command("docbridge.handoff", "src/billing", {"show": True})
+        assert shown["handoff"]["target"]["id"] == "acme-billing"
+        assert s.client.shown_documents[-1].uri.endswith("/.docbridge/handoffs/src-billing.md")
+        explained = await s.command("docbridge.explain", "sales tax", 2)
+        assert "components" in explained["results"][0]["explain"]
+        lookup = await s.command("docbridge.lookup", "src/billing/tax.ts")
+        assert lookup["entity"]["id"] == "module:src/billing/tax.ts"
+        reindex = await s.command("docbridge.reindex")
+        assert reindex["files"] == 51
+        symbols = await s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="calculateTax"))
+        assert symbols[0].location.uri == (root / "src/billing/tax.ts").as_uri()
+
+
+async def test_unknown_handoff_reference_is_an_error_with_candidates(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    async with session(root) as s:
+        try:
+            await s.command("docbridge.handoff", "acme-biling")
+        except Exception as exc:  # a JSON-RPC error response
+            assert "Unknown entity" in str(exc) and "acme-billing" in str(exc)
+        else:
+            raise AssertionError("an unknown reference must be an error")
+        assert (await s.command("docbridge.search", "tax", 1))["results"]  # still serving
+
+
+async def test_code_to_docs_references_hover_and_lens(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    invoice = root / "src/billing/invoice.ts"
+    async with session(root) as s:
+        s.open(invoice)
+        line, column = find(invoice, "createInvoice(")
+        found = await s.client.text_document_references_async(T.ReferenceParams(
+            text_document=T.TextDocumentIdentifier(uri=invoice.as_uri()), position=T.Position(line=line,
+                                                                                              character=column + 2),
+            context=T.ReferenceContext(include_declaration=False)))
+        places = {(Path(r.uri.removeprefix("file://")).relative_to(root).as_posix(), r.range.start.line) for r in found}
+        expected = {("docs/billing.md", find(root / "docs/billing.md", "`createInvoice` is re-exported")[0]),
+                    ("docs/orders.md", find(root / "docs/orders.md", "`createInvoice`")[0]),
+                    ("docs/architecture.md", find(root / "docs/architecture.md", "`createInvoice`")[0]),
+                    ("docs/guias/faturamento.md", find(root / "docs/guias/faturamento.md", "`createInvoice`")[0])}
+        assert expected <= places
+        hover = await s.hover(invoice, line, column + 2)
+        assert hover is not None and "Mentioned in:" in hover.contents.value  # type: ignore[union-attr]
+        lenses = await s.client.text_document_code_lens_async(T.CodeLensParams(
+            text_document=T.TextDocumentIdentifier(uri=invoice.as_uri())))
+        lens = next(item for item in lenses if item.range.start.line == line)
+        assert lens.command is not None and lens.command.title.startswith("documented in ")
+        assert int(lens.command.title.split()[2]) >= 4
+
+
+async def test_references_to_a_heading_and_document_symbols(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    async with session(root) as s:
+        s.open(architecture)
+        heading_line, _ = find(architecture, "## Why orders and billing import each other")
+        found = await s.client.text_document_references_async(T.ReferenceParams(
+            text_document=T.TextDocumentIdentifier(uri=architecture.as_uri()),
+            position=T.Position(line=heading_line, character=5), context=T.ReferenceContext(include_declaration=True)))
+        uris = [r.uri for r in found]
+        assert uris[0] == architecture.as_uri()
+        assert (root / "docs/billing.md").as_uri() in uris
+        symbols = await s.client.text_document_document_symbol_async(T.DocumentSymbolParams(
+            text_document=T.TextDocumentIdentifier(uri=architecture.as_uri())))
+        (top,) = symbols
+        assert top.name == "Architecture"
+        assert [child.name for child in top.children] == [
+            "Request flow", "Dependency rules", "Why orders and billing import each other", "History"]
+        links = await s.client.text_document_document_link_async(T.DocumentLinkParams(
+            text_document=T.TextDocumentIdentifier(uri=architecture.as_uri())))
+        assert any(link.target and link.target.startswith((root / "docs/auth.md").as_uri()) for link in links)
+
+
+async def test_multi_root_with_two_fixtures(tmp_path: Path) -> None:
+    acme, mono = copy_fixture("acme", tmp_path), copy_fixture("monorepo", tmp_path)
+    async with session(acme, mono) as s:
+        await s.until(lambda: s.diagnostics(acme / "docs/architecture.md") and s.diagnostics(mono / "docs/web.md"))
+        assert ("LINK_ANCHOR_MISSING", find(mono / "docs/web.md", "architecture.md#data-flow")[0]) in s.codes(
+            mono / "docs/web.md")
+        results = (await s.command("docbridge.search", "AppError", 5))["results"]
+        assert results[0]["id"] == "module:packages/core/src/errors/AppError.ts"
+        assert results[0]["root"] == mono.as_uri()
+        s.client.workspace_did_change_workspace_folders(T.DidChangeWorkspaceFoldersParams(
+            event=T.WorkspaceFoldersChangeEvent(added=[], removed=[T.WorkspaceFolder(uri=mono.as_uri(),
+                                                                                     name="monorepo")])))
+        await s.until(lambda: not s.diagnostics(mono / "docs/web.md"))
+        remaining = (await s.command("docbridge.search", "AppError", 5))["results"]
+        assert all(not r["id"].startswith("module:packages/") for r in remaining)
+
+
+async def test_utf8_positions_when_the_client_offers_them(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    faturamento = root / "docs/guias/faturamento.md"
+    line, column = find(faturamento, "`calculateTax`")
+    text_line = faturamento.read_text(encoding="utf-8").split("\n")[line]
+    utf8_column = len(text_line[:column].encode("utf-8"))
+    assert utf8_column > column  # the line has accents before the mention
+    tax = root / "src/billing/tax.ts"
+    declared = find(tax, "calculateTax(")
+    async with session(root, encodings=["utf-8", "utf-16"]) as s:
+        assert s.result is not None and s.result.capabilities.position_encoding == "utf-8"
+        s.open(faturamento)
+        assert location(await s.definition(faturamento, line, utf8_column + 3)) == (tax.as_uri(), *declared)
+    async with session(root) as s:  # the default: UTF-16
+        assert s.result is not None and s.result.capabilities.position_encoding == "utf-16"
+        s.open(faturamento)
+        assert location(await s.definition(faturamento, line, column + 3)) == (tax.as_uri(), *declared)
+
+
+async def test_settings_turn_a_code_off_and_change_a_severity(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    settings = {"diagnostics": {"debounceMs": 0, "severity": {"LINK_BROKEN": "hint", "MENTION_UNRESOLVED": "off"}}}
+    async with session(root, settings=settings) as s:
+        s.open(architecture)
+        await s.until(lambda: s.diagnostics(architecture))
+        codes = {d.code: d.severity for d in s.diagnostics(architecture)}
+        assert codes == {"LINK_BROKEN": T.DiagnosticSeverity.Hint}
+        s.client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings={"docbridge": {
+            "diagnostics": {"debounceMs": 0}}}))
+        await s.until(lambda: {d.code for d in s.diagnostics(architecture)} == {"LINK_BROKEN", "MENTION_UNRESOLVED"})
+
+
+async def test_home_and_filesystem_root_are_refused(tmp_path: Path) -> None:
+    async with session(Path("/"), wait=False) as s:
+        await s.until(lambda: s.client.messages)
+        assert "does not scan" in s.client.messages[0].message and "filesystem root" in s.client.messages[0].message
+        # the open file is still analyzed on its own
+        notes = tmp_path / "notes.md"
+        notes.write_text("# Title\n\n## Section\n")
+        s.open(notes)
+        symbols = await s.client.text_document_document_symbol_async(T.DocumentSymbolParams(
+            text_document=T.TextDocumentIdentifier(uri=notes.as_uri())))
+        assert [sym.name for sym in symbols] == ["Title"]
