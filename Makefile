@@ -21,14 +21,21 @@ demo: setup
 	$(BIN)/docbridge search "how is sales tax calculated" --root $(FIXTURE) --limit 3
 	$(BIN)/docbridge query acme-billing --root $(FIXTURE) --text
 
-test: setup test-python
+test: setup test-python test-vscode
 
 test-python: setup
 	$(BIN)/ruff check engine lsp tests
 	$(BIN)/python -m pytest -q
 
+# The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix.
+test-vscode:
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
+	cd editors/vscode && npm run --silent lint
+	cd editors/vscode && npm test
+	cd editors/vscode && npm run --silent package
+
 lint: setup
 	$(BIN)/ruff check engine lsp tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*/.docbridge
+	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out

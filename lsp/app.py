@@ -20,7 +20,10 @@ from typing import Any, TypeVar
 import pygls.protocol.language_server as pygls_language_server
 from lsprotocol import types as T
 from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
 
 from engine import __version__
 from engine.config import ConfigError
@@ -47,9 +50,22 @@ class _Capabilities(ServerCapabilitiesBuilder):
 pygls_language_server.ServerCapabilitiesBuilder = _Capabilities  # type: ignore[misc]
 
 
+class _Protocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """A request whose parameters do not fit its method still gets an answer ("invalid params")
+        instead of being dropped, which would leave the client waiting forever."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], None, exc.to_response_error())
+            return JsonRPCNotification(method="$/docbridge/ignored", jsonrpc="2.0", params=None)
+
+
 class DocBridgeServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("docbridge", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental)
+        super().__init__("docbridge", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
         self.state = ServerState()
         self._codes: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()

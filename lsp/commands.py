@@ -4,10 +4,12 @@ workspace symbols, all backed by the engine's retrieval ranking and handoffs."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from typing import Any
 
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcInvalidParams
 
 from engine.artifacts import artifact_dir
 from engine.cache import write_atomic
@@ -74,6 +76,33 @@ def _search(ls: DocBridgeServer, query: str, limit: int, kinds: list[str] | None
             "scanning": any(f.scanning for f in ls.state.folders.values())}
 
 
+def clear_errors(handler: Any) -> Any:
+    """Bad arguments and unknown references become JSON-RPC "invalid params" errors whose message is the
+    sentence itself (and, for references, the candidates in `data`), not an internal error."""
+
+    def convert(exc: Exception) -> JsonRpcInvalidParams:
+        if isinstance(exc, UnknownReference):
+            return JsonRpcInvalidParams(str(exc), data={"candidates": exc.candidates})
+        return JsonRpcInvalidParams(str(exc))
+
+    if asyncio.iscoroutinefunction(handler):
+        @functools.wraps(handler)
+        async def run_async(*args: Any) -> Any:
+            try:
+                return await handler(*args)
+            except (UnknownReference, ValueError) as exc:
+                raise convert(exc) from exc
+        return run_async
+
+    @functools.wraps(handler)
+    def run(*args: Any) -> Any:
+        try:
+            return handler(*args)
+        except (UnknownReference, ValueError) as exc:
+            raise convert(exc) from exc
+    return run
+
+
 def arguments(command: str, given: tuple[Any, ...], *spec: tuple[str, type, Any]) -> list[Any]:
     """Positional command arguments checked against (name, type, default); a missing required one is an error."""
     out = []
@@ -86,6 +115,7 @@ def arguments(command: str, given: tuple[Any, ...], *spec: tuple[str, type, Any]
 
 
 @server.command("docbridge.search")
+@clear_errors
 def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[query, limit?, kinds?]` -> `{query, results: [...with location]}`."""
     query, limit, kinds = arguments("docbridge.search", args, ("query", str, ...), ("limit", int, 20),
@@ -94,6 +124,7 @@ def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("docbridge.explain")
+@clear_errors
 def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[query, limit?]` -> search results, each with its score components and matched terms."""
     query, limit = arguments("docbridge.explain", args, ("query", str, ...), ("limit", int, 10))
@@ -140,6 +171,7 @@ def render_markdown(handoff: dict[str, Any]) -> str:
 
 
 @server.command("docbridge.handoff")
+@clear_errors
 async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, {"show": true}?]` -> `{handoff, markdown}`; with `show` it is also written under
     .docbridge/handoffs and opened in the editor."""
@@ -156,6 +188,7 @@ async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("docbridge.lookup")
+@clear_errors
 def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, depth?]` -> the lookup payload (entity, neighbours, documents, handoff, findings, evidence)."""
     ref, depth = arguments("docbridge.lookup", args, ("ref", str, ...), ("depth", int, 1))
@@ -174,6 +207,7 @@ async def reindex(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("docbridge.documents")
+@clear_errors
 async def documents(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
     """`[module path, symbol?]` -> the documents that mention the export (or its module); the first one is
     opened in the editor (the code lens action)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -137,3 +138,70 @@ async def session(*roots: Path, settings: dict[str, Any] | None = None, encoding
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
+
+
+class RawClient:
+    """JSON-RPC over the server's stdio with nothing in between: messages go out exactly as written, so
+    malformed requests reach the server as malformed requests."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.responses: dict[Any, dict[str, Any]] = {}
+        self.notifications: list[dict[str, Any]] = []
+        self.reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def start(cls) -> RawClient:
+        process = await asyncio.create_subprocess_exec(SERVER, stdin=asyncio.subprocess.PIPE,
+                                                       stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.DEVNULL)
+        return cls(process)
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        body = message if isinstance(message, bytes) else json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+    async def request(self, id_: Any, method: str, params: Any, timeout: float = 20) -> dict[str, Any]:
+        self.send({"id": id_, "method": method, "params": params})
+        return await self.response(id_, timeout)
+
+    async def response(self, id_: Any, timeout: float = 20) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while id_ not in self.responses:
+            if loop.time() > deadline or self.reader.done():
+                raise TimeoutError(f"no response to {id_!r}")
+            await asyncio.sleep(0.01)
+        return self.responses.pop(id_)
+
+    async def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            length = 0
+            while True:
+                line = await stream.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(await stream.readexactly(length))
+            if "id" in message and "method" not in message:
+                self.responses[message["id"]] = message
+            elif "id" in message:  # a request from the server: answer it
+                self.send({"id": message["id"], "result": [{}] if message["method"] == "workspace/configuration"
+                           else None})
+            else:
+                self.notifications.append(message)
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.request("shutdown", "shutdown", None, timeout=5)
+            self.send({"method": "exit"})
+        self.reader.cancel()
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        await self.process.wait()

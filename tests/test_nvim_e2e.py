@@ -76,7 +76,7 @@ EXPECTED_CHECKS = [
 ]
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     returncode: int | None
     stdout: str
@@ -84,6 +84,9 @@ class Run:
     report: dict[str, Any] | None
     seconds: float
     tmp: Path
+
+    def __repr__(self) -> str:
+        return f"Run(returncode={self.returncode}, seconds={self.seconds:.1f}, tmp={self.tmp})"
 
     def lsp_log(self, lines: int = 150) -> str:
         candidates = []

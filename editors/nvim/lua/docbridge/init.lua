@@ -1,0 +1,537 @@
+-- Doc Bridge for Neovim: starts the Doc Bridge language server (`docbridge-lsp`) for Markdown and
+-- JavaScript/TypeScript buffers and adds :DocBridgeSearch, :DocBridgeHandoff and :DocBridgeReindex.
+--
+-- Works on Neovim 0.7 (vim.lsp.start_client + vim.lsp.buf_attach_client) and on newer versions
+-- (vim.lsp.start). See :help docbridge.
+
+local M = {}
+
+local api = vim.api
+local uv = vim.loop or vim.uv
+
+local NAME = "docbridge"
+local GROUP = "DocBridge"
+
+local defaults = {
+  cmd = { "docbridge-lsp" },
+  filetypes = { "markdown", "typescript", "typescriptreact", "javascript", "javascriptreact" },
+  root_markers = { "doc-bridge.config.json", ".git" },
+  settings = {},
+  on_attach = nil,
+  capabilities = nil,
+  autostart = true,
+  search_limit = 50,
+}
+
+M.config = vim.deepcopy(defaults)
+
+local clients_by_root = {} -- root -> client id (Neovim 0.7 path)
+local statuses = {} -- client id -> last docbridge/status params
+local warned_cmd = false
+
+-- ------------------------------------------------------------------------------------------ helpers
+
+local function has(feature)
+  return vim.fn.has(feature) == 1
+end
+
+local function notify(message, level)
+  vim.notify("Doc Bridge: " .. message, level or vim.log.levels.INFO)
+end
+
+local function get_client_by_id(id)
+  return id and vim.lsp.get_client_by_id(id) or nil
+end
+
+--- Every running Doc Bridge client (optionally only those attached to `bufnr`).
+local function get_clients(bufnr)
+  local out = {}
+  if vim.lsp.get_clients then
+    out = vim.lsp.get_clients({ name = NAME, bufnr = bufnr })
+  elseif bufnr then
+    for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+      if client.name == NAME then
+        table.insert(out, client)
+      end
+    end
+  else
+    for _, client in pairs(vim.lsp.get_active_clients()) do
+      if client.name == NAME then
+        table.insert(out, client)
+      end
+    end
+  end
+  return out
+end
+
+local function is_stopped(client)
+  if not client then
+    return true
+  end
+  if has("nvim-0.11") then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
+--- `client.request` on 0.7-0.10, `client:request` on 0.11+ (the dot form is deprecated there).
+local function client_request(client, method, params, handler, bufnr)
+  if has("nvim-0.11") then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+local function is_dir(path)
+  local stat = uv.fs_stat(path)
+  return stat ~= nil and stat.type == "directory"
+end
+
+local function exists(path)
+  return uv.fs_stat(path) ~= nil
+end
+
+local function dirname(path)
+  local parent = vim.fn.fnamemodify(path, ":h")
+  return parent
+end
+
+--- The nearest directory above `path` holding `marker`, or nil.
+local function find_upward(start, marker)
+  local dir = start
+  while dir and dir ~= "" do
+    if exists(dir .. "/" .. marker) then
+      return dir
+    end
+    local parent = dirname(dir)
+    if parent == dir then
+      return nil
+    end
+    dir = parent
+  end
+  return nil
+end
+
+--- The project root of a file: the nearest directory with the first root marker, else the second, ...,
+--- else the file's own directory.
+function M.find_root(path, markers)
+  markers = markers or M.config.root_markers
+  path = vim.fn.fnamemodify(path, ":p")
+  local start = is_dir(path) and path or dirname(path)
+  start = start:gsub("/+$", "")
+  if start == "" then
+    start = "/"
+  end
+  for _, marker in ipairs(markers) do
+    local root = find_upward(start, marker)
+    if root then
+      return root
+    end
+  end
+  return start
+end
+
+local function normalize_settings(settings)
+  settings = settings or {}
+  if type(settings.docbridge) == "table" then
+    return settings
+  end
+  if next(settings) == nil then
+    return { docbridge = vim.empty_dict and vim.empty_dict() or {} }
+  end
+  return { docbridge = settings }
+end
+
+local function status_handler(err, result, ctx)
+  if err or type(result) ~= "table" then
+    return
+  end
+  local client_id = ctx and ctx.client_id
+  if client_id then
+    statuses[client_id] = result
+  end
+  if result.state == "error" then
+    notify(result.message or "the scan failed", vim.log.levels.ERROR)
+  end
+  pcall(vim.cmd, "doautocmd <nomodeline> User DocBridgeStatus")
+end
+
+--- Handlers for the server's custom notifications; add them to a client started another way (lspconfig).
+M.handlers = { ["docbridge/status"] = status_handler }
+
+local function client_config(root)
+  local config = M.config
+  local settings = normalize_settings(config.settings)
+  return {
+    name = NAME,
+    cmd = config.cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
+    settings = settings,
+    init_options = { docbridge = settings.docbridge },
+    capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    handlers = vim.tbl_extend("force", {}, M.handlers, config.handlers or {}),
+    on_attach = config.on_attach,
+    on_exit = function(_, _, client_id)
+      statuses[client_id] = nil
+      for root_dir, id in pairs(clients_by_root) do
+        if id == client_id then
+          clients_by_root[root_dir] = nil
+        end
+      end
+    end,
+  }
+end
+
+local function cmd_executable()
+  local cmd = M.config.cmd
+  local program = type(cmd) == "table" and cmd[1] or nil
+  if type(program) ~= "string" or vim.fn.executable(program) ~= 1 then
+    if not warned_cmd then
+      warned_cmd = true
+      notify(
+        string.format(
+          "the language server command %s is not executable. Install the Doc Bridge Python package so that "
+            .. "`docbridge-lsp` is on your PATH, or pass the absolute path: "
+            .. "require('docbridge').setup({ cmd = { '/path/to/.venv/bin/docbridge-lsp' } })",
+          vim.inspect(program)
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+    return false
+  end
+  return true
+end
+
+--- Whether a buffer is a file Doc Bridge should look at.
+local function is_file_buffer(bufnr)
+  if not api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= "" then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  return name ~= "" and not name:match("^%a[%w+.-]*://")
+end
+
+--- Start (or reuse: one client per root) the server and attach it to `bufnr`. Returns the client id.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if not is_file_buffer(bufnr) then
+    return nil
+  end
+  if not cmd_executable() then
+    return nil
+  end
+  local root = M.find_root(api.nvim_buf_get_name(bufnr))
+  local config = client_config(root)
+
+  if vim.lsp.start then
+    local id
+    api.nvim_buf_call(bufnr, function()
+      id = vim.lsp.start(config, {
+        bufnr = bufnr,
+        reuse_client = function(client, conf)
+          return client.name == conf.name and client.config.root_dir == conf.root_dir
+        end,
+      })
+    end)
+    return id
+  end
+
+  local id = clients_by_root[root]
+  if id == nil or is_stopped(get_client_by_id(id)) then
+    id = vim.lsp.start_client(config)
+    if not id then
+      notify("could not start " .. vim.inspect(config.cmd), vim.log.levels.ERROR)
+      return nil
+    end
+    clients_by_root[root] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+--- The client to send commands to: the one attached to the current buffer, else the first running one.
+function M.client(bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local attached = get_clients(bufnr)
+  if attached[1] then
+    return attached[1]
+  end
+  return get_clients(nil)[1]
+end
+
+--- The last `docbridge/status` notification of a client (default: the current buffer's), or nil.
+function M.status(client_id)
+  if client_id == nil then
+    local client = M.client()
+    client_id = client and client.id
+  end
+  return client_id and statuses[client_id] or nil
+end
+
+--- A short status string for a statusline: "Doc Bridge: scanning…", "Doc Bridge: 3 findings", or "".
+function M.statusline()
+  local status = M.status()
+  if not status then
+    return ""
+  end
+  if status.state == "scanning" then
+    return "Doc Bridge: scanning…"
+  elseif status.state == "error" then
+    return "Doc Bridge: error"
+  end
+  return string.format("Doc Bridge: %d findings", status.findings or 0)
+end
+
+--- Run a server command: callback(err, result, client). `arguments` is the positional argument list.
+function M.execute(command, arguments, callback, bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    local message = "no Doc Bridge server is running; open a Markdown, TypeScript or JavaScript file of the project first"
+    if callback then
+      callback({ message = message }, nil, nil)
+    else
+      notify(message, vim.log.levels.ERROR)
+    end
+    return
+  end
+  local params = { command = command, arguments = arguments or {} }
+  client_request(client, "workspace/executeCommand", params, function(err, result)
+    if callback then
+      callback(err, result, client)
+    end
+  end, bufnr)
+end
+
+local function error_message(err)
+  if type(err) == "table" then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+-- ------------------------------------------------------------------------------------------ search
+
+local function offset_encoding(client)
+  return (client and client.offset_encoding) or "utf-16"
+end
+
+--- Open a location (LSP Location), with the tag stack / jumplist updated.
+function M.jump(location, encoding)
+  if vim.lsp.util.show_document then
+    return vim.lsp.util.show_document(location, encoding, { focus = true })
+  end
+  return vim.lsp.util.jump_to_location(location, encoding)
+end
+
+function M.format_item(item)
+  return string.format("%s — %s (%s)", item.title or item.id or "?", item.path or "?", item.kind or "?")
+end
+
+local function open_result(item, client)
+  if not item then
+    return
+  end
+  if type(item.location) == "table" and item.location.uri then
+    M.jump(item.location, offset_encoding(client))
+    return
+  end
+  if item.path and client and client.config.root_dir then
+    vim.cmd("edit " .. vim.fn.fnameescape(client.config.root_dir .. "/" .. item.path))
+    return
+  end
+  notify("the result " .. M.format_item(item) .. " has no file to open", vim.log.levels.WARN)
+end
+
+local function to_quickfix(results)
+  local items = {}
+  for _, item in ipairs(results) do
+    local entry = { text = M.format_item(item) }
+    if type(item.location) == "table" and item.location.uri then
+      entry.filename = vim.uri_to_fname(item.location.uri)
+      local start = item.location.range and item.location.range.start or {}
+      entry.lnum = (start.line or 0) + 1
+      entry.col = (start.character or 0) + 1
+    end
+    if item.summary and item.summary ~= vim.NIL and item.summary ~= "" then
+      entry.text = entry.text .. ": " .. item.summary
+    end
+    table.insert(items, entry)
+  end
+  return items
+end
+
+--- :DocBridgeSearch {query}; with `quickfix` the results fill the quickfix list instead of vim.ui.select.
+function M.search(query, quickfix)
+  query = vim.trim(query or "")
+  if query == "" then
+    notify("give a query: :DocBridgeSearch {query}", vim.log.levels.WARN)
+    return
+  end
+  M.execute("docbridge.search", { query, M.config.search_limit }, function(err, result, client)
+    if err then
+      notify("search failed: " .. error_message(err), vim.log.levels.ERROR)
+      return
+    end
+    local results = type(result) == "table" and result.results or {}
+    if type(results) ~= "table" or #results == 0 then
+      local scanning = type(result) == "table" and result.scanning == true
+      notify(
+        "no results for " .. vim.inspect(query) .. (scanning and " (the server is still scanning)" or ""),
+        vim.log.levels.WARN
+      )
+      return
+    end
+    if quickfix then
+      vim.fn.setqflist({}, " ", { title = "Doc Bridge: " .. query, items = to_quickfix(results) })
+      vim.cmd("copen")
+      return
+    end
+    vim.ui.select(results, {
+      prompt = "Doc Bridge: " .. query,
+      format_item = M.format_item,
+      kind = "docbridge",
+    }, function(choice)
+      open_result(choice, client)
+    end)
+  end)
+end
+
+-- ------------------------------------------------------------------------------------------ handoff
+
+local function relative_path(path, root)
+  path = vim.fn.fnamemodify(path, ":p")
+  root = vim.fn.fnamemodify(root, ":p"):gsub("/+$", "")
+  local real_path, real_root = uv.fs_realpath(path) or path, uv.fs_realpath(root) or root
+  for _, pair in ipairs({ { path, root }, { real_path, real_root } }) do
+    local p, r = pair[1], pair[2]
+    if p:sub(1, #r + 1) == r .. "/" then
+      return p:sub(#r + 2)
+    end
+  end
+  return nil
+end
+
+--- Show markdown `text` in a scratch buffer named `docbridge://handoff/<ref>`.
+local function show_scratch(name, text)
+  local bufnr = -1
+  for _, candidate in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(candidate) == name then
+      bufnr = candidate
+      break
+    end
+  end
+  if bufnr == -1 then
+    bufnr = api.nvim_create_buf(true, true)
+    api.nvim_buf_set_name(bufnr, name)
+  end
+  vim.bo[bufnr].buftype = "nofile"
+  vim.bo[bufnr].bufhidden = "hide"
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].modifiable = true
+  api.nvim_buf_set_lines(bufnr, 0, -1, false, vim.split((text:gsub("\n$", "")), "\n", { plain = true }))
+  vim.bo[bufnr].modified = false
+  vim.bo[bufnr].filetype = "markdown"
+  local win = vim.fn.bufwinid(bufnr)
+  if win ~= -1 then
+    api.nvim_set_current_win(win)
+  else
+    vim.cmd("split")
+    api.nvim_win_set_buf(0, bufnr)
+  end
+  return bufnr
+end
+
+--- :DocBridgeHandoff [ref]; without a ref, the current file's path relative to the project root.
+function M.handoff(ref)
+  ref = vim.trim(ref or "")
+  local bufnr = api.nvim_get_current_buf()
+  if ref == "" then
+    local client = M.client(bufnr)
+    local name = api.nvim_buf_get_name(bufnr)
+    local root = (client and client.config.root_dir) or (name ~= "" and M.find_root(name)) or nil
+    ref = (name ~= "" and root) and relative_path(name, root) or nil
+    if not ref then
+      notify("give a reference (:DocBridgeHandoff {ref}) or run it from a file of the project", vim.log.levels.WARN)
+      return
+    end
+  end
+  M.execute("docbridge.handoff", { ref }, function(err, result)
+    if err then
+      notify(error_message(err), vim.log.levels.ERROR)
+      return
+    end
+    if type(result) ~= "table" or type(result.markdown) ~= "string" then
+      notify("the server returned no handoff for " .. ref, vim.log.levels.ERROR)
+      return
+    end
+    show_scratch("docbridge://handoff/" .. ref, result.markdown)
+  end, bufnr)
+end
+
+-- ------------------------------------------------------------------------------------------ reindex
+
+function M.reindex()
+  M.execute("docbridge.reindex", {}, function(err, result)
+    if err then
+      notify("reindex failed: " .. error_message(err), vim.log.levels.ERROR)
+      return
+    end
+    result = type(result) == "table" and result or {}
+    vim.notify(string.format("Doc Bridge reindexed %s files in %s s", tostring(result.files or 0),
+      tostring(result.seconds or 0)), vim.log.levels.INFO)
+  end)
+end
+
+-- ------------------------------------------------------------------------------------------ setup
+
+local function create_commands()
+  api.nvim_create_user_command("DocBridgeSearch", function(args)
+    M.search(args.args, args.bang)
+  end, { nargs = "+", bang = true, desc = "Doc Bridge: search documents, modules, areas and packages" })
+  api.nvim_create_user_command("DocBridgeHandoff", function(args)
+    M.handoff(args.args)
+  end, { nargs = "?", desc = "Doc Bridge: show the handoff for a reference or the current file" })
+  api.nvim_create_user_command("DocBridgeReindex", function()
+    M.reindex()
+  end, { nargs = 0, desc = "Doc Bridge: rescan the workspace" })
+end
+
+function M.setup(opts)
+  opts = opts or {}
+  M.config = vim.tbl_extend("force", vim.deepcopy(defaults), opts)
+  if type(M.config.cmd) == "string" then
+    M.config.cmd = { M.config.cmd }
+  end
+  warned_cmd = false
+  create_commands()
+
+  local group = api.nvim_create_augroup(GROUP, { clear = true })
+  if not M.config.autostart then
+    return M -- the commands only; the server is started by something else (e.g. nvim-lspconfig)
+  end
+  api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = M.config.filetypes,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+    desc = "Doc Bridge: start or attach the language server",
+  })
+
+  -- buffers already open when setup runs
+  local wanted = {}
+  for _, ft in ipairs(M.config.filetypes) do
+    wanted[ft] = true
+  end
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(bufnr) and wanted[vim.bo[bufnr].filetype] then
+      M.attach(bufnr)
+    end
+  end
+  return M
+end
+
+return M
