@@ -399,3 +399,182 @@ def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Pat
               f"p95 {row['p95_ms']:.2f} ms{extra}")
     print("goals: p50 <= 5 ms, p95 <= 20 ms, index build for 10,000 files <= 3 s")
     return 0
+
+
+# ------------------------------------------------------------------------------------------------ language server
+
+
+class _StdioServer:
+    """A minimal JSON-RPC client for the language server's stdio (the engine does not import the lsp package:
+    the server is measured from the outside, as an editor sees it)."""
+
+    def __init__(self, command: list[str], root: Path) -> None:
+        import threading
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self.root = root
+        self.lock = threading.Condition()
+        self.responses: dict[int, dict[str, Any]] = {}
+        self.notifications: list[tuple[float, dict[str, Any]]] = []
+        self.next_id = 0
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.process.stdin.flush()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            length = 0
+            while True:
+                line = stream.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(stream.read(length))
+            now = time.perf_counter()
+            if "id" in message and "method" in message:  # the server asks: answer
+                result: Any = None
+                if message["method"] == "workspace/configuration":
+                    result = [{"diagnostics": {"debounceMs": 0}}]
+                self._send({"id": message["id"], "result": result})
+            with self.lock:
+                if "id" in message and "method" not in message:
+                    self.responses[message["id"]] = message
+                elif "method" in message:
+                    self.notifications.append((now, message))
+                self.lock.notify_all()
+
+    def request(self, method: str, params: Any, timeout: float = 600) -> tuple[Any, float]:
+        self.next_id += 1
+        number = self.next_id
+        started = time.perf_counter()
+        self._send({"id": number, "method": method, "params": params})
+        with self.lock:
+            if not self.lock.wait_for(lambda: number in self.responses, timeout):
+                raise TimeoutError(f"{method}: no response in {timeout} s")
+            response = self.responses.pop(number)
+        return response.get("result"), (time.perf_counter() - started) * 1000
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    def wait_notification(self, predicate: Any, after: float, timeout: float = 600) -> float:
+        with self.lock:
+            found: list[float] = []
+
+            def check() -> bool:
+                for stamp, message in self.notifications:
+                    if stamp >= after and predicate(message):
+                        found.append(stamp)
+                        return True
+                return False
+
+            if not self.lock.wait_for(check, timeout):
+                raise TimeoutError("expected notification did not arrive")
+        return found[0]
+
+    def peak_rss_mb(self) -> float:
+        try:
+            with open(f"/proc/{self.process.pid}/status", encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith("VmHWM:"):
+                        return round(int(line.split()[1]) / 1024, 1)
+        except OSError:
+            pass
+        return 0.0
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=10)
+            self.notify("exit", None)
+            self.process.wait(timeout=10)
+        except Exception:
+            self.process.kill()
+
+
+def bench_lsp(size: int, workdir: Path | None, as_json: bool, requests: int = 200, edits: int = 100) -> int:
+    """Drive `docbridge-lsp` over stdio on the synthetic repository and print the editor-facing latencies."""
+    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
+    base.mkdir(parents=True, exist_ok=True)
+    root = ensure_synthetic(base, size)
+    # DOCBRIDGE_LSP_COMMAND runs another command (a profiler around the server, say) instead
+    command = os.environ.get("DOCBRIDGE_LSP_COMMAND", "").split() or [str(Path(sys.executable).with_name(
+        "docbridge-lsp"))]
+    server = _StdioServer(command, root)
+    figures: dict[str, Any] = {"n": size}
+    try:
+        started = time.perf_counter()
+        server.request("initialize", {
+            "processId": None, "rootUri": root.as_uri(),
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            "capabilities": {"window": {"workDoneProgress": True},
+                             "workspace": {"configuration": True,
+                                           "didChangeWatchedFiles": {"dynamicRegistration": True}},
+                             "textDocument": {"publishDiagnostics": {"relatedInformation": True}}}})
+        figures["initialize_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        server.notify("initialized", {})
+        ended = server.wait_notification(
+            lambda m: m["method"] == "$/progress" and m["params"]["value"].get("kind") == "end", started)
+        figures["scan_done_s"] = round(ended - started, 2)
+        documents = sorted((root / "docs").rglob("*.md"))
+        document = documents[len(documents) // 2]
+        text = document.read_text(encoding="utf-8")
+        uri = document.as_uri()
+        opened = time.perf_counter()
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1,
+                                                                "text": text}})
+        arrived = server.wait_notification(
+            lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, opened)
+        figures["open_to_diagnostics_ms"] = round((arrived - opened) * 1000, 1)
+        positions = []
+        for number, line in enumerate(text.split("\n")):
+            for marker in ("`", "]("):
+                column = line.find(marker)
+                if column >= 0:
+                    positions.append({"line": number, "character": column + 2})
+        positions = positions or [{"line": 0, "character": 2}]
+        definition, hover = [], []
+        for index in range(requests):
+            params = {"textDocument": {"uri": uri}, "position": positions[index % len(positions)]}
+            definition.append(server.request("textDocument/definition", params)[1])
+            hover.append(server.request("textDocument/hover", params)[1])
+        figures["definition_p50_ms"] = round(statistics.median(definition), 2)
+        figures["definition_p95_ms"] = round(_percentile(definition, 0.95), 2)
+        figures["hover_p50_ms"] = round(statistics.median(hover), 2)
+        figures["hover_p95_ms"] = round(_percentile(hover, 0.95), 2)
+        changes = []
+        for index in range(edits):
+            text += f"\nA broken link [x{index}](./missing-{index}.md).\n"
+            sent = time.perf_counter()
+            server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": index + 2},
+                                                     "contentChanges": [{"text": text}]})
+            arrived = server.wait_notification(
+                lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+            changes.append((arrived - sent) * 1000)
+        figures["change_to_diagnostics_p50_ms"] = round(statistics.median(changes), 2)
+        figures["change_to_diagnostics_p95_ms"] = round(_percentile(changes, 0.95), 2)
+        figures["peak_rss_mb"] = server.peak_rss_mb()
+    finally:
+        server.close()
+    if as_json:
+        print(json.dumps({"benchmark": "lsp", "goals": {
+            "definition_hover_p50_ms": 1, "definition_hover_p95_ms": 5, "change_to_diagnostics_p50_ms": 10,
+            "change_to_diagnostics_p95_ms": 30, "open_to_diagnostics_ms": 100, "peak_rss_mb": 600},
+            "results": [figures]}, indent=2))
+        return 0
+    print(f"docbridge-lsp on {2 * size} files (N = {size})")
+    for key, value in figures.items():
+        if key != "n":
+            print(f"  {key:<32} {value}")
+    print("goals: definition/hover p50 <= 1 ms, p95 <= 5 ms; didChange -> diagnostics p50 <= 10 ms, p95 <= 30 ms; "
+          "didOpen -> diagnostics <= 100 ms once scanned; peak RSS <= 600 MB")
+    return 0

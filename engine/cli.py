@@ -390,6 +390,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench.bench_check((args.files or [5000])[0], workdir, args.json)
     if args.suite == "retrieval":
         return cmd_bench_retrieval(args)
+    if args.suite == "lsp":
+        return bench.bench_lsp((args.files or [5000])[0], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite)
@@ -436,7 +438,7 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search"], help="which benchmark")
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp"], help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
     bench.add_argument("--root", metavar="DIR", help="retrieval: repository root (default: the suite's directory)")

@@ -363,7 +363,7 @@ def did_open(ls: DocBridgeServer, params: T.DidOpenTextDocumentParams) -> None:
     ls.edited(params.text_document.uri, params.text_document.text)
     folder, relative, _ = ls.state.locate(params.text_document.uri)
     if folder is not None and folder.workspace is not None and relative is not None and not folder.scanning:
-        diagnostics.publish(ls, folder, folder.workspace.refresh_findings() | {relative})
+        diagnostics.publish(ls, folder, folder.workspace.refresh_findings(), force=frozenset({relative}))
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)

@@ -65,8 +65,10 @@ def _signature(diagnostics: list[T.Diagnostic]) -> tuple[Any, ...]:
                   d.range.end.character, len(d.related_information or ())) for d in diagnostics)
 
 
-def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | None = None) -> int:
-    """Publish the diagnostics of `paths` (every file with findings when None); return how many were sent."""
+def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | None = None,
+            force: frozenset[str] = frozenset()) -> int:
+    """Publish the diagnostics of `paths` (every file with findings when None) that changed since they were
+    last sent, and those of `force` in any case (a file just opened); return how many were sent."""
     workspace = folder.workspace
     if workspace is None:
         return 0
@@ -74,6 +76,7 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
     index = workspace.findings_index()
     if paths is None:
         paths = set(index.by_path) | {p for p in _published_paths(server, folder)}
+    paths = set(paths) | set(force)
     codes_uri = server.codes_uri(folder)
     sent = 0
     total = 0
@@ -87,7 +90,8 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
             for finding in apply_config(workspace, index.by_path[path], state.settings.severity):
                 diagnostics.append(to_diagnostic(server, folder, finding, codes_uri))
         signature = _signature(diagnostics)
-        if folder.published.get(uri, ()) == signature and (signature or uri not in folder.published):
+        if path not in force and folder.published.get(uri, ()) == signature and (
+                signature or uri not in folder.published):
             continue
         server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         sent += 1
