@@ -8,6 +8,7 @@ from the graph and are recomputed only when the module graph or the documentatio
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -303,7 +304,8 @@ class FindingsIndex:
     """
 
     def __init__(self) -> None:
-        self.documents: dict[str, tuple[DocumentResolution, list[Finding]]] = {}
+        # path -> (resolution the findings were computed from, findings, names an ambiguous symbol)
+        self.documents: dict[str, tuple[DocumentResolution, list[Finding], bool]] = {}
         self.repository: list[Finding] = []
         self.repository_key: Any = None
         self.by_path: dict[str | None, list[Finding]] = {}
@@ -317,15 +319,14 @@ class FindingsIndex:
                 changed.add(path)
         for path, resolution in ws.documents.items():
             cached = self.documents.get(path)
-            if cached is not None and cached[0] is resolution and not any(
-                    f.code == "SYMBOL_AMBIGUOUS" for f in cached[1]):
+            if cached is not None and cached[0] is resolution and not cached[2]:
                 continue
             facts = ws.universe.documents.get(path)
             findings = document_findings(ws, resolution, facts) if facts is not None else []
             if cached is None or [_signature(f) for f in cached[1]] != [_signature(f) for f in findings]:
                 changed.add(path)
             touched.add(path)
-            self.documents[path] = (resolution, findings)
+            self.documents[path] = (resolution, findings, any(f.code == "SYMBOL_AMBIGUOUS" for f in findings))
         key = (ws.structure["modules"], ws.structure["documentation"], ws.structure["layout"], id(ws))
         if key != self.repository_key:
             fresh = repository_findings(ws)
@@ -364,10 +365,15 @@ def compute_findings(ws: Workspace) -> list[Finding]:
     return apply_config(ws, index.all())
 
 
+@functools.lru_cache(maxsize=8)
+def _ignore_spec(lines: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(list(lines))
+
+
 def apply_config(ws: Workspace, findings: list[Finding], overrides: dict[str, str] | None = None) -> list[Finding]:
     """Per-code severity overrides (`off` drops the code) and ignore globs from configuration."""
     severities = {**ws.config.check.severity, **(overrides or {})}
-    ignore = pathspec.GitIgnoreSpec.from_lines(list(ws.config.check.ignore)) if ws.config.check.ignore else None
+    ignore = _ignore_spec(tuple(ws.config.check.ignore)) if ws.config.check.ignore else None
     out = []
     for finding in findings:
         level = severities.get(finding.code)

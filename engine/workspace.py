@@ -388,6 +388,19 @@ class Workspace:
         self.refresh_findings()
         return self.view("findings", lambda: apply_config(self, self.findings_index().all()))  # type: ignore[no-any-return]
 
+    def documented_by(self) -> dict[str, list[tuple[str, str, str | None]]]:
+        """Entity id -> (document, relation kind, symbol) for every document relation pointing at it, sorted:
+        the reverse index behind hovers and go-to-definition, one pass per generation."""
+        def build() -> dict[str, list[tuple[str, str, str | None]]]:
+            index: dict[str, list[tuple[str, str, str | None]]] = {}
+            for path, resolution in self.documents.items():
+                for relation in resolution.relations:
+                    index.setdefault(relation.target, []).append((path, relation.kind, relation.symbol))
+            for entries in index.values():
+                entries.sort(key=lambda e: (e[0], e[1], e[2] or ""))
+            return index
+        return self.view("documented-by", build)  # type: ignore[no-any-return]
+
     def projection(self) -> Any:
         from engine.retrieval.project import project
         return self.view("projection", lambda: project(self, self.snapshot()))

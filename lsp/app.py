@@ -170,13 +170,14 @@ class DocBridgeServer(LanguageServer):
         pending, folder.pending = folder.pending, {}
         for relative, text in pending.items():
             self._apply(folder, relative, text)
+        opened = frozenset(relative for relative, text in pending.items() if text is not None)
         seconds = time.perf_counter() - folder.scan_started
         self.log("info", f"Doc Bridge: {reason} scan of {folder.root} took {seconds:.2f}s "
                          f"({len(workspace.facts)} files, {workspace.last_scan.reused} from cache)")
         if progress:
             self.work_done_progress.end(token, T.WorkDoneProgressEnd(message=f"{len(workspace.facts)} files"))
-        diagnostics.publish(self, folder)
         self.status(folder, "ready")
+        await diagnostics.publish_everything(self, folder, first=opened)
 
     def _report(self, token: str, message: str, percentage: int) -> None:
         try:
@@ -384,6 +385,7 @@ def did_save(ls: DocBridgeServer, params: T.DidSaveTextDocumentParams) -> None:
 @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
 @safely()
 def did_close(ls: DocBridgeServer, params: T.DidCloseTextDocumentParams) -> None:
+    ls.state.forget_buffer(params.text_document.uri)
     ls.edited(params.text_document.uri, None)  # the file on disk is the truth again
 
 

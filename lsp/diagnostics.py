@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as T
@@ -104,6 +106,27 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
     if total != folder.findings_total:
         folder.findings_total = total
         server.status(folder, "ready")
+    return sent
+
+
+async def publish_everything(server: DocBridgeServer, folder: Folder, first: frozenset[str] = frozenset(),
+                             slice_ms: float = 1.0) -> int:
+    """Publish every file's diagnostics after a scan: the open files first, then the rest in time slices
+    that yield to the event loop, so requests and edits are answered during the burst on a large repository."""
+    workspace = folder.workspace
+    if workspace is None:
+        return 0
+    sent = publish(server, folder, set(first), force=first)
+    index = workspace.findings_index()
+    rest = sorted((set(index.by_path) | set(_published_paths(server, folder))) - set(first), key=lambda p: p or "")
+    started = time.perf_counter()
+    for path in rest:
+        if (time.perf_counter() - started) * 1000 >= slice_ms:
+            await asyncio.sleep(0)
+            started = time.perf_counter()
+            if folder.workspace is not workspace:  # rescanned meanwhile: that scan publishes its own
+                break
+        sent += publish(server, folder, {path})
     return sent
 
 

@@ -99,16 +99,33 @@ def area_location(ls: DocBridgeServer, folder: Folder, workspace: Any, area: str
         if f"{area}/{name}" in workspace.universe.modules:
             return _location(ls, folder, f"{area}/{name}", 0, 0, 0)
     if info is not None:
-        try:
-            from engine.handoff import handoff_for_entity
-            start = handoff_for_entity(workspace, info.id)["startHere"]
-            if start and start in workspace.universe.documents:
-                return _location(ls, folder, start, 0, 0, 0)
-        except Exception:
-            pass
+        documents = _area_documents(workspace, info)
+        if documents:
+            return _location(ls, folder, documents[0], 0, 0, 0)
         if info.modules:
             return _location(ls, folder, info.modules[0], 0, 0, 0)
     return None
+
+
+def _area_documents(workspace: Any, info: Any) -> list[str]:
+    """Documents describing an area, best first: the ownership's agent document, then documents covering it,
+    then documents mentioning it, the most linked-to first. (Handoffs rank with PageRank over the projection;
+    go-to-definition must stay cheap right after an edit, so it ranks by inbound links.)"""
+    index = workspace.documented_by()
+    universe = workspace.universe
+    picks: list[str] = []
+    record = next((r for r in workspace.config.ownership if r.id == info.ownership_id), None) \
+        if info.ownership_id else None
+    if record is not None and record.agent_doc and record.agent_doc.removeprefix("./") in universe.documents:
+        picks.append(record.agent_doc.removeprefix("./"))
+
+    def inbound(path: str) -> int:
+        return sum(1 for _, kind, _ in index.get(f"{DOCUMENT}:{path}", ()) if kind == "links-to")
+
+    for kinds in (("covers",), ("mentions", "mentions-symbol")):
+        found = {path for path, kind, _ in index.get(info.id, ()) if kind in kinds and path not in picks}
+        picks.extend(sorted(found, key=lambda p: (-inbound(p), p)))
+    return picks
 
 
 def _location(ls: DocBridgeServer, folder: Folder, path: str, line: int, column: int, end: int) -> T.Location:
@@ -140,14 +157,11 @@ def definition(ls: DocBridgeServer, params: T.DefinitionParams) -> T.Location | 
 def _documents_about(workspace: Any, entity: str, symbol: str | None = None) -> list[tuple[str, str]]:
     """(document, relation) pairs of documents that cover or mention `entity` (or name `symbol` in it)."""
     found: dict[str, str] = {}
-    for path, resolution in workspace.documents.items():
-        for relation in resolution.relations:
-            if relation.target != entity:
-                continue
-            if symbol is not None and relation.kind == "mentions-symbol" and relation.symbol != symbol:
-                continue
-            if relation.kind in ("covers", "mentions", "mentions-symbol", "links-to"):
-                found.setdefault(path, relation.kind)
+    for path, kind, named in workspace.documented_by().get(entity, ()):
+        if symbol is not None and kind == "mentions-symbol" and named != symbol:
+            continue
+        if kind in ("covers", "mentions", "mentions-symbol", "links-to"):
+            found.setdefault(path, kind)
     return sorted(found.items())
 
 

@@ -106,6 +106,8 @@ class ServerState:
         self.folders: dict[str, Folder] = {}
         self.encoding: Any = UTF16
         self.lines = LineCache()
+        self._split: dict[str, tuple[str, list[str]]] = {}
+        self._uris: dict[tuple[str, str], str] = {}
         self.lock = threading.Lock()
         self.buffers: Any = None  # pygls text documents, set by the server
 
@@ -144,7 +146,15 @@ class ServerState:
         return best, best.relative(resolved), resolved
 
     def uri_of(self, folder: Folder, relative: str) -> str:
-        return path_to_uri(folder.root / relative) if relative else folder.uri
+        if not relative:
+            return folder.uri
+        key = (folder.uri, relative)
+        uri = self._uris.get(key)
+        if uri is None:  # quoting is slow and diagnostics convert thousands of paths after a scan
+            if len(self._uris) > 100_000:
+                self._uris.clear()
+            uri = self._uris[key] = path_to_uri(folder.root / relative)
+        return uri
 
     # ---- text and columns
 
@@ -154,13 +164,25 @@ class ServerState:
         document = self.buffers.text_documents.get(uri)
         return document.source if document is not None else None
 
+    def _buffer_lines(self, uri: str, text: str) -> list[str]:
+        # One split per buffer version, not one per converted position.
+        cached = self._split.get(uri)
+        if cached is not None and cached[0] is text:
+            return cached[1]
+        lines = text.split("\n")
+        self._split[uri] = (text, lines)
+        return lines
+
+    def forget_buffer(self, uri: str) -> None:
+        self._split.pop(uri, None)
+
     def line_of(self, folder: Folder | None, relative: str | None, line: int, uri: str | None = None) -> str | None:
         """The text of one line, from the open buffer when there is one, else from disk."""
         if uri is None and folder is not None and relative is not None:
             uri = self.uri_of(folder, relative)
         text = self.buffer_text(uri) if uri else None
         if text is not None:
-            lines = text.split("\n")
+            lines = self._buffer_lines(uri, text)
         elif folder is not None and relative is not None:
             lines = self.lines.lines(folder.root / relative) or []
         else:
@@ -179,7 +201,7 @@ class ServerState:
 
     def from_client(self, uri: str, position: T.Position) -> tuple[int, int]:
         text = self.buffer_text(uri)
-        lines = text.split("\n") if text is not None else None
+        lines = self._buffer_lines(uri, text) if text is not None else None
         line = position.line
         line_text = lines[line].rstrip("\r") if lines is not None and 0 <= line < len(lines) else None
         return line, from_client(line_text, position.character, self.encoding)

@@ -142,6 +142,7 @@ class Universe:
     _short_names: dict[str, str] | None = None
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
     _suggest_choices: list[str] | None = None
+    _suggestions: dict[tuple[str, int, float], list[str]] = field(default_factory=dict)
 
     # ---- mutation (returns the dependency keys whose answers changed)
 
@@ -383,11 +384,17 @@ class Universe:
         if self._suggest_choices is None:  # dropped whenever a path or an area comes or goes
             self._suggest_choices = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas)
                                            | self.other)
+            self._suggestions = {}
         if not self._suggest_choices:
             return []
-        found = process.extract(target, self._suggest_choices, scorer=JaroWinkler.normalized_similarity,
-                                limit=limit, score_cutoff=cutoff)
-        return [c for c, _, _ in found]
+        # Memoised: an edited document's broken links are re-reported on every keystroke.
+        key = (target, limit, cutoff)
+        cached = self._suggestions.get(key)
+        if cached is None:
+            found = process.extract(target, self._suggest_choices, scorer=JaroWinkler.normalized_similarity,
+                                    limit=limit, score_cutoff=cutoff)
+            cached = self._suggestions[key] = [c for c, _, _ in found]
+        return list(cached)
 
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
         if directory in self._tsconfig_for_dir:
