@@ -1,0 +1,53 @@
+"""The one-way flow: the engine never imports the language server or its protocol libraries."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FORBIDDEN = ("lsp", "pygls", "lsprotocol")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):  # every import, including the ones inside functions
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_engine_sources_import_nothing_from_the_server() -> None:
+    sources = sorted((ROOT / "engine").rglob("*.py"))
+    assert len(sources) > 10
+    offending = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+                 for path in sources for line, name in _imports(path)
+                 if name.split(".")[0] in FORBIDDEN]
+    assert offending == []
+
+
+def test_running_the_cli_loads_no_server_module(tmp_path: Path) -> None:
+    # runs a scan and a check in-process, then lists what got loaded
+    repository = tmp_path / "acme"
+    shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
+    probe = (
+        "import sys\n"
+        "from engine.cli import main\n"
+        "for argv in (['scan', '--root', sys.argv[1]], ['check', '--root', sys.argv[1]]):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('lsp', 'pygls', 'lsprotocol'))\n"
+        "print('LOADED', loaded, file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert (repository / ".docbridge" / "snapshot.json").is_file(), result.stderr[-2000:]
+    assert "LOADED []" in result.stderr, result.stderr[-2000:]
