@@ -391,7 +391,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "retrieval":
         return cmd_bench_retrieval(args)
     if args.suite == "lsp":
-        return bench.bench_lsp((args.files or [5000])[0], workdir, args.json)
+        return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite)

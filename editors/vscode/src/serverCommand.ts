@@ -223,7 +223,7 @@ export function isMissingCommandError(error: unknown): boolean {
 export function missingCommandMessage(command: string): string {
   return (
     `Doc Bridge: the language server command \`${command}\` was not found. ` +
-    'Install it with `pip install docbridge` (or set docbridge.server.command).'
+    'Install Doc Bridge (`pip install -e .` in its repository) or set docbridge.server.command to its path.'
   );
 }
 

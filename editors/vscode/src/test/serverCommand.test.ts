@@ -199,7 +199,7 @@ describe('messages', () => {
   test('the missing-command notification text', () => {
     assert.equal(
       missingCommandMessage('docbridge-lsp'),
-      'Doc Bridge: the language server command `docbridge-lsp` was not found. Install it with `pip install docbridge` (or set docbridge.server.command).',
+      'Doc Bridge: the language server command `docbridge-lsp` was not found. Install Doc Bridge (`pip install -e .` in its repository) or set docbridge.server.command to its path.',
     );
   });
   test('the start-failure notification text', () => {
