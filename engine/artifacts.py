@@ -89,16 +89,24 @@ def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> 
 FINDINGS_KIND = "check-state"
 
 
-def load_findings(workspace: Any) -> list[Any] | None:
-    """The findings of an earlier run over exactly these inputs, or None (verified by hash and fingerprint)."""
-    from engine.findings import Finding
+def _read_current(workspace: Any, relative: str, kind: str, versions: dict[str, Any] | None = None) -> Any:
+    """A sealed artifact's state when caching is on and it was built from exactly these inputs, else None."""
     if not workspace.use_cache:
         return None
-    loaded = read_sealed(artifact_dir(workspace.root) / "cache" / "findings.json", FINDINGS_KIND)
+    loaded = read_sealed(artifact_dir(workspace.root) / relative, kind, versions)
     if loaded is None:
         return None
     _, state = loaded
     if not isinstance(state, dict) or state.get("fingerprint") != workspace.input_fingerprint():
+        return None
+    return state
+
+
+def load_findings(workspace: Any) -> list[Any] | None:
+    """The findings of an earlier run over exactly these inputs, or None (verified by hash and fingerprint)."""
+    from engine.findings import Finding
+    state = _read_current(workspace, "cache/findings.json", FINDINGS_KIND)
+    if state is None:
         return None
     try:
         return [Finding.model_validate(f) for f in state["findings"]]
@@ -122,14 +130,9 @@ def load_projection(workspace: Any) -> Any | None:
     """The projection built from exactly these inputs, or None when missing, stale or corrupt."""
     from engine.lexicon import LEXICON_VERSION
     from engine.retrieval.project import PROJECTION_VERSION, Projection, entry_from_json
-    if not workspace.use_cache:
-        return None
-    loaded = read_sealed(artifact_dir(workspace.root) / "index" / "projection.json", PROJECTION_KIND, {
+    state = _read_current(workspace, "index/projection.json", PROJECTION_KIND, {
         "projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
-    if loaded is None:
-        return None
-    _, state = loaded
-    if not isinstance(state, dict) or state.get("fingerprint") != workspace.input_fingerprint():
+    if state is None:
         return None
     try:
         header = state["header"]
