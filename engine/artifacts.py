@@ -9,6 +9,8 @@ only its `coverage.reuse` block (outside the content hash) is refreshed in place
 from __future__ import annotations
 
 import contextlib
+import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,16 +68,26 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
                 write_sealed(state_file, STATE_KIND, state)
             return SnapshotArtifact(target, state["content_hash"], {**state["summary"], "reuse": reuse}, False)
     snapshot = workspace.snapshot()
-    text = snapshot.to_json()
-    data = text.encode("utf-8")
-    write_atomic(target, data)
+    digest = hashlib.sha256()
     marker = ('"reuse":' + canonical_json(snapshot.reuse)).encode("utf-8")
-    offset = data.find(b'"coverage":')
-    offset = data.find(marker, offset) + len(b'"reuse":')
+    written, offset = 0, -1
+
+    def pieces() -> Iterator[bytes]:  # hash and locate `coverage.reuse` while writing
+        nonlocal written, offset
+        previous = b""
+        for piece in snapshot.chunks():
+            if previous.endswith(b'"coverage":'):
+                offset = written + piece.find(marker) + len(b'"reuse":')
+            digest.update(piece)
+            written += len(piece)
+            previous = piece
+            yield piece
+
+    write_atomic(target, pieces())
     summary = _summary(snapshot)
     if workspace.use_cache:
         write_sealed(state_file, STATE_KIND, {
-            "fingerprint": fingerprint, "sha256": sha256_bytes(data), "content_hash": snapshot.content_hash,
+            "fingerprint": fingerprint, "sha256": digest.hexdigest(), "content_hash": snapshot.content_hash,
             "summary": summary, "reuse": snapshot.reuse, "reuse_offset": offset,
             "reuse_length": len(canonical_json(snapshot.reuse).encode("utf-8"))})
     return SnapshotArtifact(target, snapshot.content_hash, {**summary, "reuse": snapshot.reuse}, True)

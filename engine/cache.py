@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,15 @@ def artifact_dir(root: Path) -> Path:
     return root / ARTIFACT_DIR
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never half of either."""
+def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write `data` (bytes, or pieces of them) to `path` so that readers see the old file or the new one,
+    never half of either."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                out.write(piece)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,40 +81,70 @@ class Snapshot:
     reuse: dict[str, Any]
     config_hash: str
     hashes: dict[str, str]  # file path -> content hash (for evidence)
-    _parts: dict[str, str] | None = None
+    _parts: dict[str, list[bytes]] | None = None
     _content_hash: str | None = None
 
     def entity(self, eid: str) -> Entity | None:
         return self.entities.get(eid)
 
-    def _serialised(self) -> dict[str, str]:
-        """Canonical JSON of each top-level member, computed once: the hash and the file share them."""
-        if self._parts is None:
-            self._parts = {
-                "analyzer_versions": canonical_json(analyzer_versions()),
-                "config_hash": canonical_json(self.config_hash),
-                "coverage": canonical_json(self.coverage),
-                "entities": canonical_json([e.to_json() for e in self.entities.values()]),
-                "relations": canonical_json([relation_json(r, self.hashes) for r in self.relations]),
-                "schema_version": canonical_json(SCHEMA_VERSION),
-            }
-        return self._parts
+    def _serialised(self) -> dict[str, list[bytes]]:
+        """Canonical JSON (UTF-8) of each top-level member, as pieces. Kept only while the artifact is being
+        written (the hash and the file share them), so a long-lived snapshot does not hold its text."""
+        if self._parts is not None:
+            return self._parts
+
+        def items(texts: Iterable[str]) -> list[bytes]:
+            # a list's canonical JSON is its items' joined with commas; kept as pieces (never every relation
+            # as a dict, nor the whole text twice) to hold a large repository's peak memory down
+            pieces = [b"["]
+            for text in texts:
+                if len(pieces) > 1:
+                    pieces.append(b",")
+                pieces.append(text.encode("utf-8"))
+            pieces.append(b"]")
+            return pieces
+
+        return {
+            "analyzer_versions": [canonical_json(analyzer_versions()).encode("utf-8")],
+            "config_hash": [canonical_json(self.config_hash).encode("utf-8")],
+            "coverage": [canonical_json(self.coverage).encode("utf-8")],
+            "entities": items(canonical_json(e.to_json()) for e in self.entities.values()),
+            "relations": items(canonical_json(relation_json(r, self.hashes)) for r in self.relations),
+            "schema_version": [canonical_json(SCHEMA_VERSION).encode("utf-8")],
+        }
+
+    @staticmethod
+    def _object(parts: dict[str, list[bytes]]) -> Iterator[bytes]:
+        """A JSON object of pre-serialised members, in sorted key order, as pieces."""
+        yield b"{"
+        for index, key in enumerate(sorted(parts)):
+            yield (b"," if index else b"") + b'"' + key.encode("utf-8") + b'":'
+            yield from parts[key]
+        yield b"}"
 
     @property
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON of every member except `content_hash` and `coverage.reuse`."""
         if self._content_hash is None:
-            parts = self._serialised()
-            text = "{" + ",".join(f'"{key}":{parts[key]}' for key in sorted(parts)) + "}"
-            self._content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            digest = hashlib.sha256()
+            for piece in self._object(self._serialised()):  # transient unless chunks() holds them
+                digest.update(piece)
+            self._content_hash = digest.hexdigest()
         return self._content_hash
 
+    def chunks(self) -> Iterator[bytes]:
+        """The artifact as pieces of UTF-8: canonical JSON plus `content_hash` and `coverage.reuse` (one line,
+        sorted keys). Written piece by piece, a large snapshot is never held as one string."""
+        self._parts = self._serialised()
+        parts = dict(self._parts)
+        parts["content_hash"] = [canonical_json(self.content_hash).encode("utf-8")]
+        parts["coverage"] = [canonical_json({**self.coverage, "reuse": self.reuse}).encode("utf-8")]
+        yield from self._object(parts)
+        yield b"\n"
+        self._parts = None
+
     def to_json(self) -> str:
-        """The artifact: canonical JSON plus `content_hash` and `coverage.reuse` (one line, sorted keys)."""
-        parts = dict(self._serialised())
-        parts["content_hash"] = canonical_json(self.content_hash)
-        parts["coverage"] = canonical_json({**self.coverage, "reuse": self.reuse})
-        return "{" + ",".join(f'"{key}":{parts[key]}' for key in sorted(parts)) + "}\n"
+        return b"".join(self.chunks()).decode("utf-8")
 
     def to_json_obj(self) -> dict[str, Any]:
         return json.loads(self.to_json())

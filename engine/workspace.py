@@ -401,6 +401,18 @@ class Workspace:
             return index
         return self.view("documented-by", build)  # type: ignore[no-any-return]
 
+    def referenced_by(self) -> dict[str, list[str]]:
+        """Entity id -> the documents with a reference resolving to it (sorted): where find-references
+        looks, instead of every document. Unlike `documented_by` it ignores per-document relation limits."""
+        def build() -> dict[str, list[str]]:
+            index: dict[str, set[str]] = {}
+            for path, resolution in self.documents.items():
+                for reference in resolution.references:
+                    if reference.target is not None:
+                        index.setdefault(reference.target, set()).add(path)
+            return {target: sorted(paths) for target, paths in index.items()}
+        return self.view("referenced-by", build)  # type: ignore[no-any-return]
+
     def projection(self) -> Any:
         from engine.retrieval.project import project
         return self.view("projection", lambda: project(self, self.snapshot()))

@@ -282,8 +282,8 @@ def code_hover(ls: DocBridgeServer, ctx: Context) -> T.Hover | None:
 def _reference_locations(ls: DocBridgeServer, folder: Folder, workspace: Any, target: str,
                          anchor: str | None = None, symbol: str | None = None) -> list[T.Location]:
     out = []
-    for path, resolution in sorted(workspace.documents.items()):
-        for reference in resolution.references:
+    for path in workspace.referenced_by().get(target, ()):
+        for reference in workspace.documents[path].references:
             if reference.target != target or reference.status not in ("resolved", "fuzzy", "anchor-missing"):
                 continue
             if anchor is not None and (reference.anchor or "").lower() != anchor:

@@ -14,6 +14,7 @@ Two scoring layouts are supported:
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,10 @@ class LexicalIndex:
         self.mode = mode
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS if weights.get(f, 0.0) > 0}
         self.count = len(entries)
-        self.field_tokens: list[dict[str, frozenset[str]]] = []
+        # per entry: token -> bit mask of the fields containing it (interned tokens; one small dict per entry
+        # instead of a set per field keeps a large repository's index in memory cheaply)
+        self.field_masks: list[dict[str, int]] = []
+        bits = {name: 1 << index for index, name in enumerate(FIELDS)}
         builder = tantivy.SchemaBuilder()
         builder.add_unsigned_field("n", stored=True)
         names = ["all"] if mode == "combined" else list(self.weights)
@@ -52,7 +56,12 @@ class LexicalIndex:
         writer = self.index.writer(heap_size=64_000_000, num_threads=1)
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
-            self.field_tokens.append({name: frozenset(values) for name, values in per_field.items()})
+            masks: dict[str, int] = {}
+            for name, values in per_field.items():
+                for value in values:
+                    token = sys.intern(value)
+                    masks[token] = masks.get(token, 0) | bits[name]
+            self.field_masks.append(masks)
             document = tantivy.Document(n=number)
             if mode == "combined":
                 parts = []
@@ -76,7 +85,7 @@ class LexicalIndex:
     def vocabulary(self) -> list[str]:
         """Every indexed token (for typo-tolerant expansion of a query term that matches nothing)."""
         if self._vocabulary is None:
-            self._vocabulary = sorted({t for fields in self.field_tokens for values in fields.values() for t in values})
+            self._vocabulary = sorted({t for masks in self.field_masks for t in masks})
         return self._vocabulary
 
     def doc_freq(self, token: str) -> int:
@@ -86,7 +95,7 @@ class LexicalIndex:
             if self.mode == "combined":
                 cached = self.searcher.doc_freq("all", token)
             else:
-                cached = sum(1 for tokens_of in self.field_tokens if any(token in t for t in tokens_of.values()))
+                cached = sum(1 for masks in self.field_masks if token in masks)
             self._df[token] = cached
         return cached
 
@@ -121,10 +130,12 @@ class LexicalIndex:
     def matched(self, entry: int, query_tokens: list[str]) -> dict[str, list[str]]:
         """Which query terms each field of an entry contains (for explanations)."""
         out = {}
-        for name in FIELDS:
+        masks = self.field_masks[entry]
+        for index, name in enumerate(FIELDS):
             if name not in self.weights:
                 continue
-            found = sorted({t for t in query_tokens if t in self.field_tokens[entry][name]})
+            bit = 1 << index
+            found = sorted({t for t in query_tokens if masks.get(t, 0) & bit})
             if found:
                 out[name] = found
         return out
