@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,8 +87,13 @@ class Workspace:
 
     # ------------------------------------------------------------------ full scan
 
-    def scan(self, progress: Progress | None = None, *, resolve: bool = True) -> ScanReport:
-        """Walk and analyze the tree; `resolve=False` defers resolution until something needs it."""
+    def scan(self, progress: Progress | None = None, *, resolve: bool = True,
+             first: Callable[[], Collection[str]] | None = None,
+             early: Callable[[dict[str, list[Any]]], None] | None = None) -> ScanReport:
+        """Walk and analyze the tree; `resolve=False` defers resolution until something needs it. With
+        `early`, the documents `first()` names when resolution starts are resolved before the rest and
+        `early` gets their document-level findings (an editor shows the open files' diagnostics before a
+        long scan ends)."""
         started = time.perf_counter()
         report = ScanReport()
         with self._lock:
@@ -162,16 +167,28 @@ class Workspace:
             self.scanned = True
             self._changed()
             if resolve:
-                self.ensure_resolved(progress)
+                self.ensure_resolved(progress, first=first, early=early)
             report.seconds = time.perf_counter() - started
         return report
 
-    def ensure_resolved(self, progress: Progress | None = None) -> None:
+    def ensure_resolved(self, progress: Progress | None = None, *,
+                        first: Callable[[], Collection[str]] | None = None,
+                        early: Callable[[dict[str, list[Any]]], None] | None = None) -> None:
         """Resolve every document and module (once after a scan; updates keep it current)."""
         with self._lock:
             if self.resolved:
                 return
-            to_resolve = sorted(p for p, f in self.facts.items() if isinstance(f, (MarkdownFacts, ModuleFacts)))
+            done: set[str] = set()
+            if early is not None and first is not None:
+                from engine.reconcile import document_findings
+                ahead = sorted(p for p in first() if isinstance(self.facts.get(p), MarkdownFacts))
+                for path in ahead:
+                    self._resolve(path)
+                    done.add(path)
+                early({path: document_findings(self, self.documents[path], self.facts[path])  # type: ignore[arg-type]
+                       for path in ahead})
+            to_resolve = sorted(p for p, f in self.facts.items()
+                                if isinstance(f, (MarkdownFacts, ModuleFacts)) and p not in done)
             for index, path in enumerate(to_resolve):
                 self._resolve(path)
                 if progress and index % 1000 == 0:

@@ -28,6 +28,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification
 from engine import __version__
 from engine.config import ConfigError
 from engine.discovery.files import ANALYZED_KINDS, file_kind
+from engine.hashing import sha256_bytes
 from engine.workspace import Workspace
 from lsp import diagnostics
 from lsp.positions import UTF8, UTF16, path_to_uri
@@ -134,9 +135,24 @@ class DocBridgeServer(LanguageServer):
             percentage = int(100 * done / total) if total else 0
             loop.call_soon_threadsafe(self._report, token, f"{phase} {done}/{total}", percentage)
 
+        def open_paths() -> list[str]:  # asked from the worker when resolution starts; a snapshot of the dict
+            found = []
+            try:
+                for uri in list(self.workspace.text_documents):
+                    owner, relative, _ = self.state.locate(uri)
+                    if owner is folder and relative is not None:
+                        found.append(relative)
+            except RuntimeError:  # folders changed under us: nothing early, the full publish follows
+                return []
+            return found
+
         def build() -> Workspace:
             workspace = Workspace(folder.root)
-            workspace.scan(progress=report)
+
+            def early(findings: dict[str, list[Any]]) -> None:  # the open documents' findings, ahead of the rest
+                loop.call_soon_threadsafe(self._publish_early, folder, workspace, findings)
+
+            workspace.scan(progress=report, first=open_paths, early=early)
             workspace.refresh_findings()
             return workspace
 
@@ -178,6 +194,20 @@ class DocBridgeServer(LanguageServer):
             self.work_done_progress.end(token, T.WorkDoneProgressEnd(message=f"{len(workspace.facts)} files"))
         self.status(folder, "ready")
         await diagnostics.publish_everything(self, folder, first=opened)
+
+    def _publish_early(self, folder: Folder, workspace: Workspace, findings: dict[str, list[Any]]) -> None:
+        if not folder.scanning:  # the full model is in already
+            return
+        for relative, found in findings.items():
+            facts = workspace.facts.get(relative)
+            current = self.state.buffer_text(self.state.uri_of(folder, relative))
+            # only while the buffer is the text on disk that was analyzed (else positions would be off)
+            if facts is None or current is None or sha256_bytes(current.encode("utf-8")) != facts.content_hash:
+                continue
+            try:
+                diagnostics.publish_findings(self, folder, workspace, relative, found)
+            except Exception:
+                log.exception("publishing early diagnostics failed")
 
     def _report(self, token: str, message: str, percentage: int) -> None:
         try:

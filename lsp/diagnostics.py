@@ -74,39 +74,44 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
     workspace = folder.workspace
     if workspace is None:
         return 0
-    state = server.state
     index = workspace.findings_index()
     if paths is None:
         paths = set(index.by_path) | {p for p in _published_paths(server, folder)}
     paths = set(paths) | set(force)
-    codes_uri = server.codes_uri(folder)
     sent = 0
     total = 0
     for path in sorted(paths, key=lambda p: p or ""):
         if path is None:
             continue
-        uri = state.uri_of(folder, path)
-        diagnostics: list[T.Diagnostic] = []
-        if state.settings.diagnostics_enabled and index.by_path.get(path):
-            # configuration severities and ignores, then the editor's per-code settings ("off" drops a code)
-            for finding in apply_config(workspace, index.by_path[path], state.settings.severity):
-                diagnostics.append(to_diagnostic(server, folder, finding, codes_uri))
-        signature = _signature(diagnostics)
-        if path not in force and folder.published.get(uri, ()) == signature and (
-                signature or uri not in folder.published):
-            continue
-        server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
-        sent += 1
-        if diagnostics:
-            folder.published[uri] = signature
-        else:
-            folder.published.pop(uri, None)
+        sent += publish_findings(server, folder, workspace, path, index.by_path.get(path, []), path in force)
     for findings in index.by_path.values():
         total += len(findings)
     if total != folder.findings_total:
         folder.findings_total = total
         server.status(folder, "ready")
     return sent
+
+
+def publish_findings(server: DocBridgeServer, folder: Folder, workspace: Any, path: str, findings: list[Finding],
+                     force: bool = True) -> int:
+    """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
+    state = server.state
+    uri = state.uri_of(folder, path)
+    diagnostics: list[T.Diagnostic] = []
+    if state.settings.diagnostics_enabled and findings:
+        codes_uri = server.codes_uri(folder)
+        # configuration severities and ignores, then the editor's per-code settings ("off" drops a code)
+        for finding in apply_config(workspace, findings, state.settings.severity):
+            diagnostics.append(to_diagnostic(server, folder, finding, codes_uri))
+    signature = _signature(diagnostics)
+    if not force and folder.published.get(uri, ()) == signature and (signature or uri not in folder.published):
+        return 0
+    server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+    if diagnostics:
+        folder.published[uri] = signature
+    else:
+        folder.published.pop(uri, None)
+    return 1
 
 
 async def publish_everything(server: DocBridgeServer, folder: Folder, first: frozenset[str] = frozenset(),

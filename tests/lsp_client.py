@@ -24,6 +24,7 @@ class Session:
         self.statuses: list[Any] = []
         self.versions: dict[str, int] = {}
         self.result: T.InitializeResult | None = None
+        self.on_status: Any = None  # called with each docbridge/status, in the order the client reads them
 
     # ---- waiting
 
@@ -121,6 +122,8 @@ async def session(*roots: Path, settings: dict[str, Any] | None = None, encoding
     @client.feature("docbridge/status")
     def on_status(params: Any) -> None:
         state.statuses.append(params)
+        if state.on_status is not None:
+            state.on_status(params if isinstance(params, dict) else {"state": params.state, "root": params.root})
 
     @client.feature(T.CLIENT_REGISTER_CAPABILITY)
     def on_register(params: Any) -> None:

@@ -132,6 +132,23 @@ async def test_a_broken_link_appears_disappears_and_reappears_elsewhere(tmp_path
         await s.until(lambda: ("LINK_BROKEN", find(readme, "(configuration.md)")[0]) in s.codes(readme))
 
 
+async def test_an_open_document_gets_its_diagnostics_before_the_scan_ends(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    broken_line, _ = find(architecture, "(./deployment-v1.md)")
+    async with session(root, wait=False) as s:
+        seen_at_ready: list[list[tuple[str, int]]] = []
+        s.on_status = lambda status: seen_at_ready.append(s.codes(architecture)) \
+            if status["state"] == "ready" else None
+        s.open(architecture)  # before the scan resolves anything: its findings are computed first
+        await s.ready()
+        await s.until(lambda: bool(seen_at_ready))
+        # the client had the document's broken link when the server said the scan was done
+        assert ("LINK_BROKEN", broken_line) in seen_at_ready[0]
+        # and the full model agrees
+        await s.until(lambda: ("LINK_BROKEN", broken_line) in s.codes(architecture))
+
+
 async def test_quick_fix_repairs_a_broken_link(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     architecture = root / "docs/architecture.md"
