@@ -370,15 +370,22 @@ class Workspace:
     # ------------------------------------------------------------------ views
 
     def view(self, name: str, build: Callable[[], Any]) -> Any:
-        """A derived view, built once per generation (snapshot, graph, findings, retrieval index)."""
+        """A derived view, built once per generation (snapshot, graph, findings, retrieval index).
+
+        Built outside the lock, so that a long build in a worker thread (the retrieval index of a large
+        repository) does not hold up cheap views on the server's thread; the model must not change while
+        a view is built (the language server defers edits meanwhile), and a view is only kept for the
+        generation it was built from."""
         self.ensure_resolved()  # every view reads resolutions; resolving first keeps the generation stable
         with self._lock:
             generation = self.generation
-            if name not in self._views:
-                self._views[name] = build()
-            value = self._views[name]
-            assert generation == self.generation
-            return value
+            if name in self._views:
+                return self._views[name]
+        value = build()
+        with self._lock:
+            if generation == self.generation:
+                value = self._views.setdefault(name, value)
+        return value
 
     def snapshot(self) -> Any:
         from engine.snapshot import build_snapshot

@@ -233,11 +233,50 @@ class DocBridgeServer(LanguageServer):
         folder, relative, _ = self.state.locate(uri)
         if folder is None or relative is None:
             return
-        if folder.scanning or folder.workspace is None:
-            folder.pending[relative] = text
+        if folder.scanning or folder.workspace is None or folder.readers:
+            folder.pending[relative] = text  # the model is being read by a worker: replayed when it is done
             return
         if self._apply(folder, relative, text):
             self.schedule_diagnostics(folder)
+
+    async def off_thread(self, folder: Folder, compute: Callable[[], Any]) -> Any:
+        """Run a read of the folder's model (a projection, a retrieval index: seconds on a large repository)
+        in a worker thread while the server keeps answering; edits that arrive meanwhile wait and are
+        applied when no worker reads the model any more."""
+        folder.readers += 1
+        try:
+            return await asyncio.to_thread(compute)
+        finally:
+            folder.readers -= 1
+            if folder.readers == 0 and not folder.scanning and folder.workspace is not None and folder.pending:
+                pending, folder.pending = folder.pending, {}
+                changed = False
+                for relative, text in pending.items():
+                    changed = self._apply(folder, relative, text) or changed
+                if changed:
+                    self.schedule_diagnostics(folder)
+
+    async def retriever(self, folder: Folder) -> Any:
+        """The folder's ranked retrieval index for the current model, rebuilt off the server's thread when the
+        model changed since (concurrent callers share one build)."""
+        workspace = folder.workspace
+        if workspace is None:
+            return None
+        if folder.retriever is not None and folder.retriever_generation == workspace.generation:
+            return folder.retriever
+        if folder.indexing is None:
+            folder.indexing = asyncio.ensure_future(self._build_retriever(folder, workspace))
+        return await asyncio.shield(folder.indexing)
+
+    async def _build_retriever(self, folder: Folder, workspace: Workspace) -> Any:
+        generation = workspace.generation
+        try:
+            built = await self.off_thread(folder, workspace.retriever)
+            if folder.workspace is workspace:
+                folder.retriever, folder.retriever_generation = built, generation
+            return built
+        finally:
+            folder.indexing = None
 
     def schedule_diagnostics(self, folder: Folder) -> None:
         """Publish changed diagnostics after `debounceMs` of quiet (0: on the next loop turn)."""
@@ -393,7 +432,8 @@ async def configuration_changed(ls: DocBridgeServer, params: T.DidChangeConfigur
 def did_open(ls: DocBridgeServer, params: T.DidOpenTextDocumentParams) -> None:
     ls.edited(params.text_document.uri, params.text_document.text)
     folder, relative, _ = ls.state.locate(params.text_document.uri)
-    if folder is not None and folder.workspace is not None and relative is not None and not folder.scanning:
+    if folder is not None and folder.workspace is not None and relative is not None and not folder.scanning \
+            and not folder.readers:
         diagnostics.publish(ls, folder, folder.workspace.refresh_findings(), force=frozenset({relative}))
 
 

@@ -29,15 +29,6 @@ def _folders(ls: DocBridgeServer) -> list[Folder]:
     return [f for f in ls.state.folders.values() if f.workspace is not None]
 
 
-def retriever(folder: Folder) -> Any:
-    """The folder's ranked index, rebuilt from the projection when the model changed since."""
-    workspace = folder.workspace
-    if folder.retriever is None or folder.retriever_generation != workspace.generation:
-        folder.retriever = workspace.retriever()
-        folder.retriever_generation = workspace.generation
-    return folder.retriever
-
-
 def _entry_location(ls: DocBridgeServer, folder: Folder, entry: Any) -> T.Location | None:
     workspace = folder.workspace
     if entry.kind == AREA:
@@ -63,13 +54,17 @@ def _result(ls: DocBridgeServer, folder: Folder, result: Any, explain: bool = Fa
     return out
 
 
-def _search(ls: DocBridgeServer, query: str, limit: int, kinds: list[str] | None, explain: bool) -> dict[str, Any]:
+async def _search(ls: DocBridgeServer, query: str, limit: int, kinds: list[str] | None,
+                  explain: bool) -> dict[str, Any]:
     if not isinstance(query, str):
         raise ValueError("docbridge.search takes a query string")
     limit = max(1, min(int(limit or 20), 200))
     results = []
     for folder in _folders(ls):
-        for result in retriever(folder).search(query, limit, kinds=kinds or None):
+        index = await ls.retriever(folder)
+        if index is None or folder.workspace is None:
+            continue
+        for result in index.search(query, limit, kinds=kinds or None):
             results.append((result.score, folder, result))
     results.sort(key=lambda item: (-item[0], item[2].entry.id))
     return {"query": query, "results": [_result(ls, folder, r, explain) for _, folder, r in results[:limit]],
@@ -116,34 +111,38 @@ def arguments(command: str, given: tuple[Any, ...], *spec: tuple[str, type, Any]
 
 @server.command("docbridge.search")
 @clear_errors
-def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+async def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[query, limit?, kinds?]` -> `{query, results: [...with location]}`."""
     query, limit, kinds = arguments("docbridge.search", args, ("query", str, ...), ("limit", int, 20),
                                     ("kinds", list, None))
-    return _search(ls, query, limit, kinds, explain=False)
+    return await _search(ls, query, limit, kinds, explain=False)
 
 
 @server.command("docbridge.explain")
 @clear_errors
-def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+async def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[query, limit?]` -> search results, each with its score components and matched terms."""
     query, limit = arguments("docbridge.explain", args, ("query", str, ...), ("limit", int, 10))
-    return _search(ls, query, limit, None, explain=True)
+    return await _search(ls, query, limit, None, explain=True)
 
 
-def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, str]:
-    """The folder a reference belongs to: a file URI, or the first folder whose projection knows it."""
+async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, str, Any]:
+    """The folder a reference belongs to (a file URI, or the first folder whose projection knows it), the
+    reference within it, and that folder's projection (built in a worker when stale)."""
+    from engine.handoff import resolve_ref
     if ref.startswith("file:"):
         folder, relative, _ = ls.state.locate(ref)
         if folder is None or relative is None or folder.workspace is None:
             raise UnknownReference(ref, [])
-        return folder, relative
+        return folder, relative, await ls.off_thread(folder, folder.workspace.projection)
     last: UnknownReference | None = None
     for folder in _folders(ls):
+        if folder.workspace is None:
+            continue
+        projection = await ls.off_thread(folder, folder.workspace.projection)
         try:
-            from engine.handoff import resolve_ref
-            resolve_ref(folder.workspace.projection(), ref)
-            return folder, ref
+            resolve_ref(projection, ref)
+            return folder, ref, projection
         except UnknownReference as exc:
             last = exc
     raise last or UnknownReference(ref, [])
@@ -176,8 +175,8 @@ async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, {"show": true}?]` -> `{handoff, markdown}`; with `show` it is also written under
     .docbridge/handoffs and opened in the editor."""
     ref, options = arguments("docbridge.handoff", args, ("ref", str, ...), ("options", dict, None))
-    folder, resolved = _resolve_folder(ls, ref)
-    payload = handoff_for_entity(folder.workspace, resolved, folder.workspace.projection())
+    folder, resolved, projection = await _resolve_folder(ls, ref)
+    payload = handoff_for_entity(folder.workspace, resolved, projection)
     markdown = render_markdown(payload)
     if isinstance(options, dict) and options.get("show"):
         name = "".join(c if c.isalnum() or c in "._-" else "-" for c in payload["target"]["path"]).strip("-.")
@@ -189,11 +188,11 @@ async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
 
 @server.command("docbridge.lookup")
 @clear_errors
-def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+async def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, depth?]` -> the lookup payload (entity, neighbours, documents, handoff, findings, evidence)."""
     ref, depth = arguments("docbridge.lookup", args, ("ref", str, ...), ("depth", int, 1))
-    folder, resolved = _resolve_folder(ls, ref)
-    return lookup(folder.workspace, resolved, max(1, min(int(depth or 1), 3)), None, folder.workspace.projection())
+    folder, resolved, projection = await _resolve_folder(ls, ref)
+    return lookup(folder.workspace, resolved, max(1, min(int(depth or 1), 3)), None, projection)
 
 
 @server.command("docbridge.reindex")
@@ -226,13 +225,16 @@ async def documents(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
 
 @server.feature(T.WORKSPACE_SYMBOL)
 @safely(list)
-def workspace_symbols(ls: DocBridgeServer, params: T.WorkspaceSymbolParams) -> list[T.SymbolInformation]:
+async def workspace_symbols(ls: DocBridgeServer, params: T.WorkspaceSymbolParams) -> list[T.SymbolInformation]:
     query = params.query.strip()
     if not query:
         return []
     out = []
     for folder in _folders(ls):
-        for result in retriever(folder).search(query, 50):
+        index = await ls.retriever(folder)
+        if index is None or folder.workspace is None:
+            continue
+        for result in index.search(query, 50):
             location = _entry_location(ls, folder, result.entry)
             if location is None:
                 continue

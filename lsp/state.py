@@ -69,7 +69,9 @@ class Folder:
     workspace: Workspace | None = None  # the live model; None until the first scan finishes
     scanning: bool = False
     refused: str | None = None  # why this folder is not scanned (home directory, filesystem root)
-    pending: dict[str, str | None] = field(default_factory=dict)  # edits received during a scan
+    pending: dict[str, str | None] = field(default_factory=dict)  # edits received during a scan or index build
+    readers: int = 0  # worker threads reading the model now (edits wait in `pending` meanwhile)
+    indexing: Any = None  # the retrieval index being built (an asyncio task), shared by concurrent callers
     published: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # uri -> what was last published
     retriever: Any = None
     retriever_generation: int = -1

@@ -6,6 +6,7 @@ of a needle as written, which equals the UTF-16 column on the (ASCII) lines used
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from conftest import copy_fixture
@@ -238,6 +239,27 @@ async def test_search_and_handoff_commands(tmp_path: Path) -> None:
         assert reindex["files"] == 51
         symbols = await s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="calculateTax"))
         assert symbols[0].location.uri == (root / "src/billing/tax.ts").as_uri()
+
+
+async def test_edits_made_while_the_search_index_builds_are_kept(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    async with session(root) as s:
+        s.open(architecture)
+        text = architecture.read_text(encoding="utf-8")
+        # the index is built in a worker on the first search; the edits arrive while it is being built
+        pending = asyncio.ensure_future(s.command("docbridge.search", "createInvoice", 3))
+        await asyncio.sleep(0.005)  # the request is on its way
+        s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md).\n")
+        s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md) and `src/legacy/exporter.ts`.\n")
+        first = (await pending)["results"][0]
+        assert first["id"] == "module:src/billing/invoice.ts"
+        last = len(text.split("\n"))
+        await s.until(lambda: ("LINK_BROKEN", last) in s.codes(architecture)
+                      and ("MENTION_UNRESOLVED", last) in s.codes(architecture))
+        # and the next search sees the edited document
+        found = await s.command("docbridge.search", "runbook-v9", 5)
+        assert found["query"] == "runbook-v9"
 
 
 async def test_unknown_handoff_reference_is_an_error_with_candidates(tmp_path: Path) -> None:
