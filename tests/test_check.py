@@ -23,7 +23,7 @@ def _line_of(path: Path, needle: str) -> int:
 
 
 def findings_of(root: Path) -> set[tuple[str, str, int]]:
-    report = docbridge_json("check", "--root", str(root), "--format", "json", expect=None)  # type: ignore[arg-type]
+    report = docbridge_json("check", "--root", str(root), "--format", "json", "--fail-on", "never")
     return {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in report["findings"]}
 
 
@@ -205,3 +205,21 @@ def test_a_document_full_of_non_references_produces_no_finding(tmp_path: Path) -
     })
     report = docbridge_json("check", "--root", str(root), "--format", "json", "--fail-on", "never")
     assert report["findings"] == []
+
+
+def test_documentation_site_links_resolve_the_way_the_site_serves_them(tmp_path: Path) -> None:
+    # a VitePress-style site under docs/: `/` is docs/, pages are linked without `.md` or as `.html`,
+    # static files live in docs/public/, and heading anchors turn punctuation into hyphens
+    post = ("# Release notes\n\n"
+            "See [the option](/guide/options#ssr-external), [as HTML](/guide/options.html#ssr-noexternal),\n"
+            "[the logo](/logo.svg) and ![logo](/logo.svg).\n\n"
+            "This one is gone: [old page](/guide/removed) and [old anchor](/guide/options#ssr-target).\n")
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "site"}',
+        "docs/index.md": "# Home\n\nRead [the guide](./guide/options.md).\n",
+        "docs/guide/options.md": "# Options\n\n## ssr.external\n\nText.\n\n## ssr.noExternal\n\nText.\n",
+        "docs/blog/post.md": post,
+        "docs/public/logo.svg": "<svg xmlns='http://www.w3.org/2000/svg'/>",
+    })
+    found = {(code, path, line) for code, path, line in findings_of(root) if path == "docs/blog/post.md"}
+    assert found == {("LINK_BROKEN", "docs/blog/post.md", 6), ("LINK_ANCHOR_MISSING", "docs/blog/post.md", 6)}

@@ -9,6 +9,7 @@ lookups could answer differently (see `Workspace.update`).
 from __future__ import annotations
 
 import re
+import unicodedata
 import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterable
@@ -39,7 +40,7 @@ from engine.model import (
     entity_id,
 )
 
-RESOLVER_VERSION = "1.0.0"
+RESOLVER_VERSION = "1.2.0"
 FUZZY_THRESHOLD = 0.92
 MAX_EVIDENCE = 8
 MAX_TOKEN = 256
@@ -562,11 +563,18 @@ class _DocumentResolver:
                              message=f"`{href}` points outside the repository")
         if target == "":
             return Reference(origin, span, href, "existing", target_path="")
-        kind = self.u.path_kind(target, self.deps)
-        # `[guide](./guide)`: documentation sites drop the extension
-        if kind is None and not target.lower().endswith((".md", ".markdown")) and \
-                self.u.path_kind(target + ".md", self.deps) == DOCUMENT:
-            target, kind = target + ".md", DOCUMENT
+        target, kind = self.probe(target)
+        if kind is None and path_part.startswith("/"):
+            # documentation sites (VitePress, Docusaurus, MkDocs) serve a subdirectory at `/`, and files from
+            # its `public/` or `static/`: try the document's ancestors, nearest first
+            for ancestor in _ancestors(self.facts.path)[::-1]:
+                for served in ("", "/public", "/static"):
+                    found, found_kind = self.probe(normalise(f"{ancestor}{served}/{path_part.lstrip('/')}") or "")
+                    if found_kind is not None:
+                        target, kind = found, found_kind
+                        break
+                if kind is not None:
+                    break
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
                 return Reference(origin, span, href, "ignored", target_path=target)
@@ -587,6 +595,17 @@ class _DocumentResolver:
         reference = self.path_reference(origin, span, href, target, line)
         return reference
 
+    def probe(self, target: str) -> tuple[str, str | None]:
+        """A link target as written, else the Markdown source a documentation site publishes it from:
+        `guide` or `guide.html` -> `guide.md`."""
+        kind = self.u.path_kind(target, self.deps) if target else None
+        if kind is not None or not target or target.lower().endswith((".md", ".markdown")):
+            return target, kind
+        source = (target[:-5] if target.lower().endswith(".html") else target) + ".md"
+        if self.u.path_kind(source, self.deps) == DOCUMENT:
+            return source, DOCUMENT
+        return target, kind
+
     def anchor_in(self, origin: str, span: Span, href: str, path: str, anchor: str) -> Reference:
         """Check `#anchor` against the target document's heading slugs (own headings for `#x`)."""
         if path == self.facts.path:
@@ -601,6 +620,9 @@ class _DocumentResolver:
         wanted = urllib.parse.unquote(anchor).lower()
         for heading in headings:
             if heading.slug == wanted:
+                return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
+        for heading in headings:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
+            if site_slug(heading.text) == wanted:
                 return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
         slugs = [h.slug for h in headings]
         suggestions = tuple(c for c, _, _ in process.extract(
@@ -677,6 +699,19 @@ class _DocumentResolver:
             info = self.u.layout.package_by_id(package)
             return package, info.directory if info else None
         return None, None
+
+
+_SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d\u2018\u2019<>,.?/]+")
+_COMBINING = re.compile(r"[\u0300-\u036f]")
+
+
+def site_slug(text: str) -> str:
+    """The heading anchor of VitePress and markdown-it-anchor: accents dropped, runs of punctuation and
+    spaces to one hyphen, trimmed, lowercase (a leading digit gets `_`)."""
+    slug = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+    slug = _SITE_SLUG_SPECIAL.sub("-", slug).strip("-")
+    slug = re.sub(r"^(\d)", r"_\1", slug)
+    return slug.lower()
 
 
 def _slug(text: str) -> str:
