@@ -79,17 +79,20 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
         paths = set(index.by_path) | {p for p in _published_paths(server, folder)}
     paths = set(paths) | set(force)
     sent = 0
-    total = 0
     for path in sorted(paths, key=lambda p: p or ""):
         if path is None:
             continue
         sent += publish_findings(server, folder, workspace, path, index.by_path.get(path, []), path in force)
-    for findings in index.by_path.values():
-        total += len(findings)
+    _report_total(server, folder, index)
+    return sent
+
+
+def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
+    """Tell the client the new findings count (its status line) when it changed."""
+    total = sum(len(findings) for findings in index.by_path.values())
     if total != folder.findings_total:
         folder.findings_total = total
         server.status(folder, "ready")
-    return sent
 
 
 def publish_findings(server: DocBridgeServer, folder: Folder, workspace: Any, path: str, findings: list[Finding],
@@ -123,7 +126,8 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
         return 0
     sent = publish(server, folder, set(first), force=first)
     index = workspace.findings_index()
-    rest = sorted((set(index.by_path) | set(_published_paths(server, folder))) - set(first), key=lambda p: p or "")
+    rest = sorted((set(index.by_path) | set(_published_paths(server, folder))) - set(first) - {None},
+                  key=lambda p: p or "")
     started = time.perf_counter()
     for path in rest:
         if (time.perf_counter() - started) * 1000 >= slice_ms:
@@ -131,7 +135,8 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
             started = time.perf_counter()
             if folder.workspace is not workspace:  # rescanned meanwhile: that scan publishes its own
                 break
-        sent += publish(server, folder, {path})
+        sent += publish_findings(server, folder, workspace, path, index.by_path.get(path, []), False)
+    _report_total(server, folder, index)  # once, not per file: the count walks every file's findings
     return sent
 
 
