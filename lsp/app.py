@@ -160,6 +160,7 @@ class DocBridgeServer(LanguageServer):
             workspace = await asyncio.to_thread(build)
         except ConfigError as exc:
             folder.scanning = False
+            self._replay(folder)  # the previous model, if any, stays: edits made meanwhile go into it
             self.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=f"Doc Bridge: {exc}"))
             self.status(folder, "error", str(exc))
             if progress:
@@ -167,6 +168,7 @@ class DocBridgeServer(LanguageServer):
             return
         except Exception as exc:  # a scan must never take the server down
             folder.scanning = False
+            self._replay(folder)
             log.exception("scan failed")
             self.log("error", f"Doc Bridge: scanning {folder.root} failed: {exc}")
             self.status(folder, "error", str(exc))
@@ -174,6 +176,8 @@ class DocBridgeServer(LanguageServer):
                 self.work_done_progress.end(token, T.WorkDoneProgressEnd(message="failed"))
             return
         if str(folder.root) not in self.state.folders:  # removed while scanning
+            if progress:
+                self.work_done_progress.end(token, T.WorkDoneProgressEnd(message="folder removed"))
             return
         folder.workspace = workspace
         folder.retriever = None
@@ -183,9 +187,7 @@ class DocBridgeServer(LanguageServer):
             owner, relative, _ = self.state.locate(uri)
             if owner is folder and relative is not None:
                 folder.pending[relative] = document.source
-        pending, folder.pending = folder.pending, {}
-        for relative, text in pending.items():
-            self._apply(folder, relative, text)
+        pending, _ = self._apply_pending(folder)  # everything is published below
         opened = frozenset(relative for relative, text in pending.items() if text is not None)
         seconds = time.perf_counter() - folder.scan_started
         self.log("info", f"Doc Bridge: {reason} scan of {folder.root} took {seconds:.2f}s "
@@ -248,13 +250,21 @@ class DocBridgeServer(LanguageServer):
             return await asyncio.to_thread(compute)
         finally:
             folder.readers -= 1
-            if folder.readers == 0 and not folder.scanning and folder.workspace is not None and folder.pending:
-                pending, folder.pending = folder.pending, {}
-                changed = False
-                for relative, text in pending.items():
-                    changed = self._apply(folder, relative, text) or changed
-                if changed:
-                    self.schedule_diagnostics(folder)
+            self._replay(folder)
+
+    def _apply_pending(self, folder: Folder) -> tuple[dict[str, str | None], bool]:
+        """Apply the edits that waited for a scan or a worker; return them and whether the model changed."""
+        pending, folder.pending = folder.pending, {}
+        changed = False
+        for relative, text in pending.items():
+            changed = self._apply(folder, relative, text) or changed
+        return pending, changed
+
+    def _replay(self, folder: Folder) -> None:
+        """Apply waiting edits once nothing reads the model any more, and republish what they changed."""
+        if folder.readers == 0 and not folder.scanning and folder.workspace is not None and folder.pending \
+                and self._apply_pending(folder)[1]:
+            self.schedule_diagnostics(folder)
 
     async def retriever(self, folder: Folder) -> Any:
         """The folder's ranked retrieval index for the current model, rebuilt off the server's thread when the

@@ -76,7 +76,7 @@ def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | No
         return 0
     index = workspace.findings_index()
     if paths is None:
-        paths = set(index.by_path) | {p for p in _published_paths(server, folder)}
+        paths = set(index.by_path) | _published_paths(folder)
     paths = set(paths) | set(force)
     sent = 0
     for path in sorted(paths, key=lambda p: p or ""):
@@ -107,11 +107,12 @@ def publish_findings(server: DocBridgeServer, folder: Folder, workspace: Any, pa
         for finding in apply_config(workspace, findings, state.settings.severity):
             diagnostics.append(to_diagnostic(server, folder, finding, codes_uri))
     signature = _signature(diagnostics)
-    if not force and folder.published.get(uri, ()) == signature and (signature or uri not in folder.published):
+    last = folder.published.get(uri)
+    if not force and (last[1] if last else ()) == signature and (signature or last is None):
         return 0
     server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
     if diagnostics:
-        folder.published[uri] = signature
+        folder.published[uri] = (path, signature)
     else:
         folder.published.pop(uri, None)
     return 1
@@ -126,7 +127,7 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
         return 0
     sent = publish(server, folder, set(first), force=first)
     index = workspace.findings_index()
-    rest = sorted((set(index.by_path) | set(_published_paths(server, folder))) - set(first) - {None},
+    rest = sorted((set(index.by_path) | _published_paths(folder)) - set(first) - {None},
                   key=lambda p: p or "")
     started = time.perf_counter()
     for path in rest:
@@ -140,10 +141,6 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
     return sent
 
 
-def _published_paths(server: DocBridgeServer, folder: Folder) -> list[str]:
-    out = []
-    for uri in folder.published:
-        _, relative, _ = server.state.locate(uri)
-        if relative is not None:
-            out.append(relative)
-    return out
+def _published_paths(folder: Folder) -> set[str | None]:
+    """Files whose last published diagnostics were not empty (they must be cleared if nothing is left)."""
+    return {path for path, _ in folder.published.values()}

@@ -72,7 +72,8 @@ class Folder:
     pending: dict[str, str | None] = field(default_factory=dict)  # edits received during a scan or index build
     readers: int = 0  # worker threads reading the model now (edits wait in `pending` meanwhile)
     indexing: Any = None  # the retrieval index being built (an asyncio task), shared by concurrent callers
-    published: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # uri -> what was last published
+    # uri -> (relative path, signature of what was last published), for files with diagnostics
+    published: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
     retriever: Any = None
     retriever_generation: int = -1
     timer: Any = None  # the debounced diagnostics call
@@ -192,14 +193,19 @@ class ServerState:
         return lines[line].rstrip("\r") if 0 <= line < len(lines) else None
 
     def to_client(self, folder: Folder | None, relative: str | None, line: int, column: int,
-                  uri: str | None = None) -> T.Position:
-        return T.Position(line=max(0, line), character=max(0, to_client(
-            self.line_of(folder, relative, line, uri), column, self.encoding)))
+                  uri: str | None = None, line_text: str | None = None) -> T.Position:
+        if column <= 0:  # column 0 is 0 in every encoding: no need to read the line (often from disk)
+            return T.Position(line=max(0, line), character=0)
+        if line_text is None:
+            line_text = self.line_of(folder, relative, line, uri)
+        return T.Position(line=max(0, line), character=max(0, to_client(line_text, column, self.encoding)))
 
     def range_to_client(self, folder: Folder | None, relative: str | None, line: int, column: int, end_line: int,
                         end_column: int, uri: str | None = None) -> T.Range:
-        return T.Range(start=self.to_client(folder, relative, line, column, uri),
-                       end=self.to_client(folder, relative, end_line, end_column, uri))
+        # most ranges sit on one line: read it once for both ends
+        shared = self.line_of(folder, relative, line, uri) if line == end_line and end_column > 0 else None
+        return T.Range(start=self.to_client(folder, relative, line, column, uri, shared),
+                       end=self.to_client(folder, relative, end_line, end_column, uri, shared))
 
     def from_client(self, uri: str, position: T.Position) -> tuple[int, int]:
         text = self.buffer_text(uri)
