@@ -9,10 +9,9 @@ from typing import Any
 
 from lsprotocol import types as T
 
-from engine.discovery.resolve import DocumentResolution, Reference
+from engine.discovery.resolve import DocumentResolution, Reference, find_heading
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, split_id
 from lsp.app import DocBridgeServer, safely, server
-from lsp.positions import path_to_uri
 from lsp.state import Folder
 
 _INDEX_NAMES = ("index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs")
@@ -89,6 +88,10 @@ def target_location(ls: DocBridgeServer, folder: Folder, workspace: Any, referen
     if (folder.root / path).is_dir():
         return None
     line = reference.line if reference.line is not None and reference.line >= 0 else 0
+    target = workspace.universe.documents.get(path) if reference.anchor else None
+    if target is not None:  # the heading's line now: edits to that document move it without re-resolving here
+        heading = find_heading(target.headings, reference.anchor)
+        line = heading.line if heading is not None else line
     return _location(ls, folder, path, line, 0, 0)
 
 
@@ -129,7 +132,7 @@ def _area_documents(workspace: Any, info: Any) -> list[str]:
 
 
 def _location(ls: DocBridgeServer, folder: Folder, path: str, line: int, column: int, end: int) -> T.Location:
-    return T.Location(uri=path_to_uri(folder.root / path),
+    return T.Location(uri=ls.state.uri_of(folder, path),
                       range=ls.state.range_to_client(folder, path, line, column, line, end))
 
 

@@ -43,6 +43,15 @@ async def test_definition_for_every_link_and_mention_form(tmp_path: Path) -> Non
         line, column = find(billing, "[why orders and billing import each other]")
         assert location(await s.definition(billing, line, column + 3)) == (
             architecture.as_uri(), *find(architecture, "## Why orders and billing import each other")[:1], 0)
+        # after lines are added above that heading in its own document, the link follows it
+        # (requests are answered in order, so the definition sees the edit)
+        heading_line = find(architecture, "## Why orders and billing import each other")[0]
+        original = architecture.read_text(encoding="utf-8")
+        heading = "## Why orders and billing"
+        s.replace_all(architecture, original.replace(heading, "Moved.\n\n" + heading, 1))
+        line, column = find(billing, "[why orders and billing import each other]")
+        assert location(await s.definition(billing, line, column + 3)) == (architecture.as_uri(), heading_line + 2, 0)
+        s.replace_all(architecture, original)
         # a link without an anchor: the top of the file
         line, column = find(architecture, "[Authentication](auth.md)")
         assert location(await s.definition(architecture, line, column + 2)) == ((root / "docs/auth.md").as_uri(), 0, 0)

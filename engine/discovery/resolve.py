@@ -206,7 +206,7 @@ class Universe:
         keys: set[Key] = set()
         if isinstance(new, MarkdownFacts):
             self.documents[new.path] = new
-            if old.slugs != new.slugs:
+            if _anchors(old) != _anchors(new):
                 keys.add(("slugs", new.path))
             return keys
         self.modules[new.path] = new
@@ -618,12 +618,9 @@ class _DocumentResolver:
         if not anchor or _LINE_ANCHOR.match(anchor):
             return Reference(origin, span, href, "resolved", target_id, path)
         wanted = urllib.parse.unquote(anchor).lower()
-        for heading in headings:
-            if heading.slug == wanted:
-                return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
-        for heading in headings:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
-            if site_slug(heading.text) == wanted:
-                return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
+        heading = find_heading(headings, anchor)
+        if heading is not None:
+            return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
         slugs = [h.slug for h in headings]
         suggestions = tuple(c for c, _, _ in process.extract(
             wanted, slugs, scorer=JaroWinkler.normalized_similarity, limit=3, score_cutoff=0.7)) if slugs else ()
@@ -703,6 +700,21 @@ class _DocumentResolver:
 
 _SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d\u2018\u2019<>,.?/]+")
 _COMBINING = re.compile(r"[\u0300-\u036f]")
+
+
+def find_heading(headings: Iterable[Any], anchor: str) -> Any | None:
+    """The heading an `#anchor` names: its GitHub slug, else the site-style slug of its text."""
+    wanted = urllib.parse.unquote(anchor).lower()
+    headings = tuple(headings)
+    found = next((h for h in headings if h.slug == wanted), None)
+    if found is None:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
+        found = next((h for h in headings if site_slug(h.text) == wanted), None)
+    return found
+
+
+def _anchors(facts: MarkdownFacts) -> frozenset[str]:
+    """Every anchor a document answers to; documents linking into it depend on this set, not on lines."""
+    return facts.slugs | {site_slug(h.text) for h in facts.headings}
 
 
 def site_slug(text: str) -> str:
