@@ -31,10 +31,10 @@ def _range(span: Any) -> Range:
     return Range.of(span.line, span.column, span.end_line, span.end_column)
 
 
-def _evidence_location(evidence: Evidence, hashes: dict[str, str], message: str | None = None) -> Location:
-    return Location.model_construct(path=evidence.path, range=Range.of(
-        evidence.line, evidence.column, evidence.end_line, evidence.end_column), message=message,
-        content_hash=hashes.get(evidence.path))
+def _evidence_location(evidence: Evidence, message: str | None = None) -> Location:
+    # repository findings name places, not file versions: no content hash, so an edit that moves no import
+    # leaves them as they are
+    return Location.model_construct(path=evidence.path, range=_range(evidence), message=message, content_hash=None)
 
 
 def _finding(code: str, message: str, path: str | None, range_: Range | None, remediation: str, key: str, *,
@@ -92,7 +92,7 @@ def document_findings(ws: Workspace, resolution: DocumentResolution, facts: Mark
                 key("COVERS_TARGET_MISSING", ref.text)))
     for issue in facts.issues:
         out.append(_finding("DOCBRIDGE_BLOCK_INVALID", issue.message, path,
-                            Range.of(issue.line, issue.column, issue.end_line, issue.end_column),
+                            _range(issue),
                             "Fix the YAML between the `---` lines; until then nothing in the block is used.",
                             key("DOCBRIDGE_BLOCK_INVALID", issue.message)))
     for index, region in enumerate(facts.regions):
@@ -216,12 +216,24 @@ def area_imports(ws: Workspace) -> dict[tuple[str, str], list[Evidence]]:
     return {pair: sorted(ev, key=lambda e: (e.path, e.line, e.column)) for pair, ev in sorted(pairs.items())}
 
 
-def repository_findings(ws: Workspace) -> list[Finding]:
+def _import_structure(ws: Workspace, memo: dict[str, Any] | None) -> tuple[dict[tuple[str, str], list[Evidence]],
+                                                                           list[Any]]:
+    """Area-to-area imports and import cycles: they read only module relations and the layout, so a
+    documentation edit reuses them (`memo` keeps the last ones with the versions they were built from)."""
+    key = (ws.structure["modules"], ws.structure["layout"], id(ws))
+    if memo is not None and memo.get("key") == key:
+        return memo["value"]  # type: ignore[no-any-return]
+    value = (area_imports(ws), import_cycles(runtime_import_graph(
+        [r for resolution in ws.modules.values() for r in resolution.relations])))
+    if memo is not None:
+        memo["key"], memo["value"] = key, value
+    return value
+
+
+def repository_findings(ws: Workspace, memo: dict[str, Any] | None = None) -> list[Finding]:
     layout = ws.universe.layout
     assert layout is not None
-    # repository findings name places, not file versions: no content hashes, so an edit that moves no
-    # import and changes no documentation leaves them as they are
-    hashes: dict[str, str] = {}
+    imports, cycles = _import_structure(ws, memo)
     out: list[Finding] = []
     documentation = area_documentation(ws)
     for path, area in sorted(layout.areas.items()):
@@ -236,8 +248,8 @@ def repository_findings(ws: Workspace) -> list[Finding]:
             f"Mention `{path}` in the document that describes it, or add `covers: [{path}]` to its frontmatter.",
             path, entity=area.id,
             evidence=[Location.model_construct(path=m, range=Range.of(0, 0, 0, 0), message=None,
-                                               content_hash=hashes.get(m)) for m in area.modules[:8]]))
-    for (source, target), evidence in area_imports(ws).items():
+                                               content_hash=None) for m in area.modules[:8]]))
+    for (source, target), evidence in imports.items():
         if (source, target) in documentation.declared:
             continue
         if documentation.documents.get(source, set()) & documentation.documents.get(target, set()):
@@ -248,10 +260,10 @@ def repository_findings(ws: Workspace) -> list[Finding]:
             "RELATION_UNDOCUMENTED",
             f"`{source}` imports `{target}` ({len(evidence)} import{'s' if len(evidence) != 1 else ''} in "
             f"{len(modules)} module{'s' if len(modules) != 1 else ''}), and no document covers or mentions both.",
-            first.path, Range.of(first.line, first.column, first.end_line, first.end_column),
+            first.path, _range(first),
             f"Describe how `{source}` uses `{target}` in a document that mentions both.",
             f"{source}->{target}", entity=entity_id(AREA, source),
-            evidence=[_evidence_location(e, hashes, "import") for e in evidence[:8]],
+            evidence=[_evidence_location(e, "import") for e in evidence[:8]],
             data={"from": entity_id(AREA, source), "to": entity_id(AREA, target), "imports": len(evidence)}))
     for record in ws.config.ownership:
         if ws.universe.path_kind(record.path, set()) is not None:
@@ -265,17 +277,16 @@ def repository_findings(ws: Workspace) -> list[Finding]:
             CONFIG_FILE, Range.of(line, 0, line, 0),
             _did_you_mean(candidates, "Update the record's `path` (renamed or moved?) or remove the record."),
             record.id, entity=f"ownership:{record.id}", data={"candidates": candidates}))
-    for cycle in import_cycles(runtime_import_graph(
-            [r for resolution in ws.modules.values() for r in resolution.relations])):
+    for cycle in cycles:
         modules = [split_id(node)[1] for node in cycle.nodes]
         first = cycle.evidence[0][2][0]
         chain = " → ".join([*modules, modules[0]])
         out.append(_finding(
             "IMPORT_CYCLE", f"Import cycle: {chain}.", first.path,
-            Range.of(first.line, first.column, first.end_line, first.end_column),
+            _range(first),
             "Break the cycle: move the shared code into a module both can import, or invert one dependency.",
             ",".join(cycle.nodes), entity=cycle.nodes[0],
-            evidence=[_evidence_location(ev[0], hashes, f"{split_id(a)[1]} imports {split_id(b)[1]}")
+            evidence=[_evidence_location(ev[0], f"{split_id(a)[1]} imports {split_id(b)[1]}")
                       for a, b, ev in cycle.evidence[:16]],
             data={"modules": modules}))
     return out
@@ -308,6 +319,7 @@ class FindingsIndex:
         self.documents: dict[str, tuple[DocumentResolution, list[Finding], bool]] = {}
         self.repository: list[Finding] = []
         self.repository_key: Any = None
+        self._imports: dict[str, Any] = {}  # the import structure repository findings last read
         self.by_path: dict[str | None, list[Finding]] = {}
 
     def refresh(self, ws: Workspace) -> set[str | None]:
@@ -327,9 +339,10 @@ class FindingsIndex:
                 changed.add(path)
             touched.add(path)
             self.documents[path] = (resolution, findings, any(f.code == "SYMBOL_AMBIGUOUS" for f in findings))
-        key = (ws.structure["modules"], ws.structure["documentation"], ws.structure["layout"], id(ws))
+        key = (ws.structure["modules"], ws.structure["documentation"], ws.structure["layout"],
+               ws.structure["paths"], id(ws))
         if key != self.repository_key:
-            fresh = repository_findings(ws)
+            fresh = repository_findings(ws, self._imports)
             before: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
             after: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
             for finding in self.repository:
@@ -357,14 +370,6 @@ class FindingsIndex:
         return [finding for path in sorted(self.by_path, key=lambda p: p or "") for finding in self.by_path[path]]
 
 
-def compute_findings(ws: Workspace) -> list[Finding]:
-    """Every finding of the workspace, with configured severities and ignores applied, sorted."""
-    ws.ensure_resolved()
-    index = FindingsIndex()
-    index.refresh(ws)
-    return apply_config(ws, index.all())
-
-
 @functools.lru_cache(maxsize=8)
 def _ignore_spec(lines: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(list(lines))
@@ -388,5 +393,5 @@ def apply_config(ws: Workspace, findings: list[Finding], overrides: dict[str, st
     return out
 
 
-__all__ = ["DOCUMENT", "area_documentation", "area_imports", "compute_findings", "document_findings",
+__all__ = ["DOCUMENT", "area_documentation", "area_imports", "document_findings",
            "repository_findings"]

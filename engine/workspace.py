@@ -80,7 +80,7 @@ class Workspace:
         self._config_lines: list[str] | None = None
         self._findings_index: Any = None
         # versions of what repository-level findings read (see _note_structure)
-        self.structure = {"modules": 0, "documentation": 0, "layout": 0}
+        self.structure = {"modules": 0, "documentation": 0, "layout": 0, "paths": 0}
         self._module_relations: dict[str, Any] = {}
         self._document_keys: dict[str, frozenset[Any]] = {}
         self.universe = Universe(self.config, IgnoreRules(self.config))
@@ -246,8 +246,11 @@ class Workspace:
             kind = file_kind(clean)
             if self.universe.rules.is_ignored_anywhere(clean):
                 return UpdateReport(clean, False)
+            if kind == "config":
+                return UpdateReport(clean, False)  # configuration changes need a new Workspace
             data: bytes | None = None
             exists = True
+            was_present = clean in self.present
             if text is None:
                 full = self.root / clean
                 if not full.is_file():
@@ -257,10 +260,8 @@ class Workspace:
                     if read.reason is not None or read.text is None:
                         return self._set_skipped(clean, read.reason or "unreadable", started)
                     text, data = read.text, read.data
-            elif len(text.encode("utf-8")) > self.config.limits.max_file_bytes:
+            elif kind in ANALYZED_KINDS and len(text.encode("utf-8")) > self.config.limits.max_file_bytes:
                 return self._set_skipped(clean, "too-large", started)
-            if kind == "config":
-                return UpdateReport(clean, False)  # configuration changes need a new Workspace
             keys: set[Key] = set()
             old = self.facts.get(clean)
             if not exists:
@@ -284,26 +285,37 @@ class Workspace:
                 self.skipped.pop(clean, None)
                 self.facts[clean] = facts
                 keys |= self.universe.set_facts(clean, facts)
-            structural = (old is not None) != (clean in self.facts) or kind == "package-manifest"
-            if structural and (kind in ("module", "package-manifest") or isinstance(old, ModuleFacts)):
-                keys |= self.universe.refresh_layout()
-                self.structure["layout"] += 1
+            self._note_paths(clean, old, was_present, keys)
             resolved = self._reresolve(clean, keys)
             self._changed()
             return UpdateReport(clean, True, resolved, time.perf_counter() - started)
 
     def _set_skipped(self, path: str, reason: str, started: float) -> UpdateReport:
         keys: set[Key] = set()
-        if path in self.facts:
+        old = self.facts.get(path)
+        was_present = path in self.present
+        if old is not None:
             del self.facts[path]
             keys |= self.universe.set_facts(path, None)
             self._forget(path)
         keys |= self.universe.set_other(path, True)
         self.present.add(path)
         self.skipped[path] = reason
+        self._note_paths(path, old, was_present, keys)
         resolved = self._reresolve(path, keys)
         self._changed()
         return UpdateReport(path, True, resolved, time.perf_counter() - started)
+
+    def _note_paths(self, path: str, old: Any, was_present: bool, keys: set[Key]) -> None:
+        """After one file changed: count a path coming or going (ownership findings read which paths
+        exist), and rebuild the layout when a module or a manifest came, went or (a manifest) changed."""
+        if was_present != (path in self.present):
+            self.structure["paths"] += 1
+        kind = file_kind(path)
+        structural = (old is not None) != (path in self.facts) or kind == "package-manifest"
+        if structural and (kind in ("module", "package-manifest") or isinstance(old, ModuleFacts)):
+            keys |= self.universe.refresh_layout()
+            self.structure["layout"] += 1
 
     def _reresolve(self, path: str, keys: set[Key]) -> list[str]:
         if ("all",) in keys:

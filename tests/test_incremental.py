@@ -165,3 +165,25 @@ def test_scan_then_delete_a_linked_document(tmp_path: Path) -> None:
     result = docbridge("scan", "--root", str(root), "--json")
     assert result.returncode == 0
     assert json.loads(result.stdout)["entities"]["document"] == 14
+
+
+def test_paths_that_appear_and_modules_that_grow_too_large_match_a_fresh_scan(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    # doc-bridge.config.json owns `src/shipping`, which does not exist: a plain file appearing there answers it
+    assert [f.code for f in ws.findings() if "`src/shipping`" in f.message] == ["OWNERSHIP_PATH_UNOBSERVED"]
+    (root / "src/shipping").mkdir()
+    (root / "src/shipping/notes.txt").write_text("carriers to be decided\n", encoding="utf-8")
+    ws.update("src/shipping/notes.txt")
+    assert not [f for f in ws.findings() if "`src/shipping`" in f.message]
+    # a module edited past the size cap leaves the model (and its area) as a fresh scan would
+    module = "src/util/money.ts"
+    huge = (root / module).read_text(encoding="utf-8") + "// " + "x" * ws.config.limits.max_file_bytes + "\n"
+    (root / module).write_text(huge, encoding="utf-8")
+    ws.update(module, huge)
+    fresh = Workspace(root, use_cache=False)
+    fresh.scan()
+    assert fresh.skipped.get(module) == "too-large"
+    assert _without_reuse(ws.snapshot()) == _without_reuse(fresh.snapshot())
+    assert [f.model_dump(mode="json") for f in ws.findings()] == [f.model_dump(mode="json") for f in fresh.findings()]
