@@ -51,15 +51,13 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
     state_file = artifact_dir(root) / "cache" / "scan-state.json"
     fingerprint = workspace.input_fingerprint()
     reuse = workspace.reuse_report()
-    loaded = read_sealed(state_file, STATE_KIND)
-    if loaded is not None and workspace.use_cache:
-        _, state = loaded
+    state = _read_current(workspace, "cache/scan-state.json", STATE_KIND)
+    if state is not None:
         try:
             data = target.read_bytes()
         except OSError:
             data = b""
-        if (isinstance(state, dict) and state.get("fingerprint") == fingerprint
-                and state.get("sha256") == sha256_bytes(data)):
+        if state.get("sha256") == sha256_bytes(data):
             if state.get("reuse") != reuse:
                 data = _splice_reuse(data, state, reuse)
                 write_atomic(target, data)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.discovery import resolve
-from engine.discovery.analyze import ANALYZER_VERSIONS
+from engine.discovery.resolve import analyzer_versions
 from engine.hashing import canonical_json
 from engine.model import (
     AREA,
@@ -151,10 +151,6 @@ class Snapshot:
 
     def counts(self) -> tuple[Counter[str], Counter[str]]:
         return Counter(e.kind for e in self.entities.values()), Counter(r.kind for r in self.relations)
-
-
-def analyzer_versions() -> dict[str, str]:
-    return {**ANALYZER_VERSIONS, "resolve": resolve.RESOLVER_VERSION}
 
 
 def classification(path: str, frontmatter: dict[str, str], agent_root: str | None) -> str:

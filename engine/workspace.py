@@ -26,11 +26,11 @@ from engine.config import CONFIG_FILE, Config, load_config
 from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file
 from engine.discovery.files import ANALYZED_KINDS, IgnoreRules, file_kind, normalise, read_text, walk
 from engine.discovery.resolve import (
-    RESOLVER_VERSION,
     DocumentResolution,
     Key,
     ModuleResolution,
     Universe,
+    analyzer_versions,
     resolve_document,
     resolve_module,
 )
@@ -79,6 +79,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._config_lines: list[str] | None = None
         self._findings_index: Any = None
+        self._fingerprint: tuple[int, str] | None = None  # (generation, input fingerprint)
         # versions of what repository-level findings read (see _note_structure)
         self.structure = {"modules": 0, "documentation": 0, "layout": 0, "paths": 0}
         self._module_relations: dict[str, Any] = {}
@@ -201,13 +202,17 @@ class Workspace:
     def input_fingerprint(self) -> str:
         """A hash of everything resolution reads: every path with its kind and content hash, skipped files
         and why, the configuration and the analyzer versions. Equal fingerprints give equal snapshots."""
+        if self._fingerprint is not None and self._fingerprint[0] == self.generation:
+            return self._fingerprint[1]  # every artifact load and store asks; inputs change with the generation
         rows = []
         for path in sorted(self.present | set(self.skipped)):
             facts = self.facts.get(path)
             rows.append((path, type(facts).kind if facts is not None else "other",
                          facts.content_hash if facts is not None else self.skipped.get(path, "")))
-        return canonical_hash({"files": rows, "config": self.config.content_hash(),
-                               "analyzers": {**ANALYZER_VERSIONS, "resolve": RESOLVER_VERSION}})
+        fingerprint = canonical_hash({"files": rows, "config": self.config.content_hash(),
+                                      "analyzers": analyzer_versions()})
+        self._fingerprint = (self.generation, fingerprint)
+        return fingerprint
 
     def _analyze(self, pending: list[tuple[str, str, bytes, int, int]],
                  progress: Progress | None) -> Iterable[tuple[str, str, Any]]:

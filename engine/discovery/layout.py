@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pathspec
 
 from engine.config import Config
+from engine.discovery.files import parent_dirs
 from engine.model import AREA, PACKAGE, PackageFacts, entity_id
 
 
@@ -111,25 +112,24 @@ def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], conf
         candidates.add(taken if base == "." else f"{base}/{taken}")
 
     ownership_by_path: dict[str, str] = {}
+    module_dirs = {d for m in module_list for d in parent_dirs(m)} | set(module_list)
     for record in config.ownership:
         ownership_by_path.setdefault(record.path, record.id)
-        if any(_inside(m, record.path) for m in module_list):
+        if module_list and (record.path == "." or record.path in module_dirs):
             candidates.add(record.path)
     if exclude is not None:
         candidates = {c for c in candidates if not exclude.match_file(c + "/")}
 
-    # each module belongs to the longest enclosing candidate
+    # each module belongs to the longest enclosing candidate (parent_dirs walks up from the deepest)
     members: dict[str, list[str]] = {c: [] for c in candidates}
-    ordered = sorted(candidates, key=lambda c: (-c.count("/"), c))
     for module in module_list:
-        for candidate in ordered:
-            if module.startswith(candidate + "/"):
-                members[candidate].append(module)
-                layout.module_area[module] = candidate
-                break
+        candidate = next((d for d in parent_dirs(module) if d in candidates), None)
+        if candidate is not None:
+            members[candidate].append(module)
+            layout.module_area[module] = candidate
 
     for path in sorted(candidates):
-        parent = next((c for c in ordered if c != path and path.startswith(c + "/")), None)
+        parent = next((d for d in parent_dirs(path) if d in candidates), None)
         package = layout.package_of(path)
         layout.areas[path] = AreaInfo(
             id=entity_id(AREA, path), path=path, name=path.rsplit("/", 1)[-1],

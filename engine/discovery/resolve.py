@@ -20,7 +20,8 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.config import Config
-from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, IgnoreRules, normalise
+from engine.discovery.analyze import ANALYZER_VERSIONS
+from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, IgnoreRules, normalise, parent_dirs
 from engine.discovery.layout import Layout, build_layout
 from engine.model import (
     AREA,
@@ -41,6 +42,11 @@ from engine.model import (
 )
 
 RESOLVER_VERSION = "1.2.0"
+
+
+def analyzer_versions() -> dict[str, str]:
+    """Every analyzer's version and the resolver's: what snapshots and input fingerprints record."""
+    return {**ANALYZER_VERSIONS, "resolve": RESOLVER_VERSION}
 FUZZY_THRESHOLD = 0.92
 MAX_EVIDENCE = 8
 MAX_TOKEN = 256
@@ -116,11 +122,6 @@ def _dirname(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _ancestors(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts))]
-
-
 @dataclass(slots=True)
 class Universe:
     """Everything that exists, indexed for resolution. Mutated only by the workspace's single writer."""
@@ -139,6 +140,7 @@ class Universe:
     stems: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     layout: Layout | None = None
     _fuzzy: list[str] | None = None
+    _fuzzy_matches: dict[tuple[str, int, float], list[tuple[str, float]]] = field(default_factory=dict)
     _package_names: dict[str, str] | None = None
     _short_names: dict[str, str] | None = None
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
@@ -151,7 +153,7 @@ class Universe:
         self._suggest_choices = None
         keys.add(("path", path))
         keys.add(("dir-files", _dirname(path)))
-        for directory in _ancestors(path):
+        for directory in parent_dirs(path):
             self.dir_counts[directory] += 1
             if self.dir_counts[directory] == 1:
                 keys.add(("path", directory))
@@ -160,7 +162,7 @@ class Universe:
         self._suggest_choices = None
         keys.add(("path", path))
         keys.add(("dir-files", _dirname(path)))
-        for directory in _ancestors(path):
+        for directory in parent_dirs(path):
             self.dir_counts[directory] -= 1
             if self.dir_counts[directory] <= 0:
                 del self.dir_counts[directory]
@@ -363,9 +365,10 @@ class Universe:
         return sorted(self.basenames.get(base, ()))
 
     def fuzzy_choices(self) -> list[str]:
-        if self._fuzzy is None:
+        if self._fuzzy is None:  # dropped whenever a document, module or area comes or goes
             assert self.layout is not None
             self._fuzzy = sorted(set(self.documents) | set(self.modules) | set(self.layout.areas))
+            self._fuzzy_matches = {}
         return self._fuzzy
 
     def fuzzy(self, token: str, deps: set[Key], limit: int = 3, cutoff: float = FUZZY_THRESHOLD) -> list[
@@ -374,10 +377,15 @@ class Universe:
         choices = self.fuzzy_choices()
         if not choices:
             return []
-        low, high = len(token) * 0.6, len(token) * 1.67
-        matches = process.extract(token, choices, scorer=JaroWinkler.normalized_similarity, limit=limit,
-                                  score_cutoff=cutoff)
-        return [(choice, score) for choice, score, _ in matches if low <= len(choice) <= high]
+        # memoised like `suggest`: a document's unresolved path-like spans are looked up on every re-resolution
+        key = (token, limit, cutoff)
+        cached = self._fuzzy_matches.get(key)
+        if cached is None:
+            low, high = len(token) * 0.6, len(token) * 1.67
+            matches = process.extract(token, choices, scorer=JaroWinkler.normalized_similarity, limit=limit,
+                                      score_cutoff=cutoff)
+            cached = self._fuzzy_matches[key] = [(c, score) for c, score, _ in matches if low <= len(c) <= high]
+        return list(cached)
 
     def suggest(self, target: str, limit: int = 3, cutoff: float = 0.9) -> list[str]:
         """Paths close to a missing one, best first (for remediation text and quick fixes)."""
@@ -567,7 +575,7 @@ class _DocumentResolver:
         if kind is None and path_part.startswith("/"):
             # documentation sites (VitePress, Docusaurus, MkDocs) serve a subdirectory at `/`, and files from
             # its `public/` or `static/`: try the document's ancestors, nearest first
-            for ancestor in _ancestors(self.facts.path)[::-1]:
+            for ancestor in parent_dirs(self.facts.path):
                 for served in ("", "/public", "/static"):
                     found, found_kind = self.probe(normalise(f"{ancestor}{served}/{path_part.lstrip('/')}") or "")
                     if found_kind is not None:
