@@ -165,3 +165,14 @@ def store_projection(workspace: Any, projection: Any) -> None:
             "fingerprint": workspace.input_fingerprint(), "header": projection.header(),
             "entries": [e.to_json() for e in projection.entries]},
             {"projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
+
+
+def projection_for(workspace: Any) -> tuple[Any, bool]:
+    """The workspace's projection from .docbridge/index when its inputs match, else built and stored;
+    and whether it was reused."""
+    projection = load_projection(workspace)
+    if projection is not None:
+        return projection, True
+    projection = workspace.projection()
+    store_projection(workspace, projection)
+    return projection, False

@@ -20,6 +20,12 @@ from pathlib import Path
 from typing import Any
 
 
+def _bench_dir(workdir: Path | None) -> Path:
+    """Where synthetic repositories are generated and kept between runs."""
+    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -103,8 +109,7 @@ SCAN_GOALS = {"cold_scan_s": 20.0, "warm_scan_s": 2.0, "update_p95_ms": 50.0, "p
 
 
 def bench_scan(sizes: list[int], workdir: Path | None, as_json: bool) -> int:
-    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
-    base.mkdir(parents=True, exist_ok=True)
+    base = _bench_dir(workdir)
     results = []
     for size in sizes:
         root = ensure_synthetic(base, size)
@@ -136,8 +141,7 @@ def _timed_cli(args: list[str]) -> float:
 
 def bench_check(size: int, workdir: Path | None, as_json: bool) -> int:
     """`docbridge check` wall time on the synthetic repository, as a user runs it (a new process each time)."""
-    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
-    base.mkdir(parents=True, exist_ok=True)
+    base = _bench_dir(workdir)
     root = ensure_synthetic(base, size)
     shutil.rmtree(root / ".docbridge", ignore_errors=True)
     args = ["check", "--root", str(root), "--format", "json", "--fail-on", "never", "--output", os.devnull]
@@ -167,10 +171,6 @@ def main(argv: list[str]) -> int:
         print(json.dumps(scan_one(Path(argv[1]))))
         return 0
     raise SystemExit(f"unknown bench entry {argv!r}")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
 
 
 # ------------------------------------------------------------------------------------------------ retrieval
@@ -361,8 +361,7 @@ def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Pat
         rows.append({"corpus": suite.get("name", str(suite_path)), "entries": len(retriever.entries),
                      "queries": len(timings), "p50_ms": round(statistics.median(timings), 2),
                      "p95_ms": round(_percentile(timings, 0.95), 2)})
-    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
-    base.mkdir(parents=True, exist_ok=True)
+    base = _bench_dir(workdir)
     root = ensure_synthetic(base, size)
     workspace = Workspace(root)
     workspace.scan()
@@ -535,8 +534,7 @@ def bench_lsp(sizes: list[int], workdir: Path | None, as_json: bool) -> int:
 
 
 def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: int = 100) -> dict[str, Any]:
-    base = workdir or Path(tempfile.gettempdir()) / "docbridge-bench"
-    base.mkdir(parents=True, exist_ok=True)
+    base = _bench_dir(workdir)
     root = ensure_synthetic(base, size)
     # DOCBRIDGE_LSP_COMMAND runs another command (a profiler around the server, say) instead
     command = os.environ.get("DOCBRIDGE_LSP_COMMAND", "").split() or [str(Path(sys.executable).with_name(
@@ -611,10 +609,7 @@ def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: in
     finally:
         server.close()
     return figures
-    print(f"docbridge-lsp on {2 * size} files (N = {size})")
-    for key, value in figures.items():
-        if key != "n":
-            print(f"  {key:<32} {value}")
-    print("goals: definition/hover p50 <= 1 ms, p95 <= 5 ms; didChange -> diagnostics p50 <= 10 ms, p95 <= 30 ms; "
-          "didOpen -> diagnostics <= 100 ms once scanned; peak RSS <= 600 MB")
-    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

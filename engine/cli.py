@@ -187,14 +187,10 @@ def _register_check(commands: Any) -> None:
 def open_retriever(root: Path, *, use_cache: bool = True, progress: bool = False) -> tuple[Any, Any]:
     """The workspace and its retriever; the projection comes from .docbridge/index when its inputs match
     (nothing is resolved or projected again), and is rebuilt when it is missing, stale or corrupt."""
-    from engine.artifacts import load_projection, store_projection
+    from engine.artifacts import projection_for
     from engine.retrieval.rank import Retriever
     workspace = open_workspace(root, progress=progress, use_cache=use_cache, resolve=False)
-    projection = load_projection(workspace)
-    reused = projection is not None
-    if projection is None:
-        projection = workspace.projection()
-        store_projection(workspace, projection)
+    projection, reused = projection_for(workspace)
     retriever = Retriever(projection)
     retriever.reused = reused
     return workspace, retriever
@@ -292,13 +288,9 @@ def _register_search(commands: Any) -> None:
 
 def _reference_workspace(root: Path, use_cache: bool) -> tuple[Any, Any]:
     """A resolved workspace and its projection (from the on-disk index when the inputs match)."""
-    from engine.artifacts import load_projection, store_projection
+    from engine.artifacts import projection_for
     workspace = open_workspace(root, use_cache=use_cache)
-    projection = load_projection(workspace)
-    if projection is None:
-        projection = workspace.projection()
-        store_projection(workspace, projection)
-    return workspace, projection
+    return workspace, projection_for(workspace)[0]
 
 
 def cmd_query(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ byte-identical JSON.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import process
@@ -146,10 +147,14 @@ def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = 
     }
 
 
-def _ranked_docs(projection: Projection, ids: list[str] | tuple[str, ...]) -> list[str]:
+def ranked_documents(projection: Projection, ids: Iterable[str]) -> list[Entry]:
     """Document entries of `ids`, more canonical first (PageRank), then by id."""
     docs = [projection.by_id[i] for i in ids if i in projection.by_id and projection.by_id[i].kind == DOCUMENT]
-    return [d.path for d in sorted(docs, key=lambda d: (-d.pagerank, d.id))]
+    return sorted(docs, key=lambda d: (-d.pagerank, d.id))
+
+
+def _ranked_docs(projection: Projection, ids: Iterable[str]) -> list[str]:
+    return [d.path for d in ranked_documents(projection, ids)]
 
 
 def _start_here(ws: Workspace, projection: Projection, entry: Entry, record: Any) -> tuple[list[str], list[str]]:

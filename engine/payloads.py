@@ -8,8 +8,8 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from engine.budget import BudgetError, apply_budget, check_budget, compact, strip_key
-from engine.handoff import handoff_for_entity, resolve_ref
-from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE
+from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref
+from engine.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
 from engine.retrieval.project import Entry, Projection
 
 if TYPE_CHECKING:
@@ -155,14 +155,8 @@ def lookup(ws: Workspace, ref: str, depth: int = 1, budget: int | None = None,
     projection = projection or ws.projection()
     entry = resolve_ref(projection, ref)
     depth = max(1, min(3, depth))
-    documents = projection.by_id
-
-    def ranked(ids: tuple[str, ...]) -> list[Entry]:
-        return sorted((documents[i] for i in ids if i in documents and documents[i].kind == DOCUMENT),
-                      key=lambda d: (-d.pagerank, d.id))
-
-    covering = ranked(entry.covered_by)
-    mentioning = [d for d in ranked(entry.mentioned_by) if d not in covering]
+    covering = ranked_documents(projection, entry.covered_by)
+    mentioning = [d for d in ranked_documents(projection, entry.mentioned_by) if d not in covering]
     findings = []
     prefix = entry.path.rstrip("/") + "/"
     for finding in ws.findings():

@@ -23,7 +23,6 @@ exact id, then on an ownership record, then on the id. Explaining never changes 
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
+from engine.graph import canonicality_boost
 from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
 from engine.retrieval.lexical import LexicalIndex
@@ -111,6 +111,8 @@ class Retriever:
     lexical: LexicalIndex = field(init=False)
     entries: list[Entry] = field(init=False)
     identifiers: list[frozenset[str]] = field(init=False)
+    symbols: list[frozenset[str]] = field(init=False)
+    declared: list[frozenset[str]] = field(init=False)
     by_identifier: dict[str, list[int]] = field(init=False)
     by_path: dict[str, list[int]] = field(init=False)
     by_base: dict[str, list[int]] = field(init=False)
@@ -125,6 +127,9 @@ class Retriever:
         self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
         index_of = {e.id: i for i, e in enumerate(self.entries)}
         self.identifiers = []
+        # lower-cased exported and declared names per entry, read by every query's identity pass
+        self.symbols = [frozenset(n.lower() for n in e.symbols) for e in self.entries]
+        self.declared = [frozenset(n.lower() for n in e.declared_symbols) for e in self.entries]
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
         self.by_base, self.by_symbol, self.by_directory = defaultdict(list), defaultdict(list), defaultdict(list)
         self.adjacency = []
@@ -195,9 +200,7 @@ class Retriever:
             named = {t for f in ("title", "headings", "path") for t in matched.get(f, [])}
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
             self._identity(components, entry, candidate.index, term_lower, word_tokens, naming)
-            if entry.pagerank > self.rank_floor:
-                components["canonicality"] = round(
-                    4 * math.log(1 + (entry.pagerank - self.rank_floor) * len(self.entries)), 6)
+            components["canonicality"] = canonicality_boost(entry.pagerank - self.rank_floor, len(self.entries))
             if agent and entry.audience in ("agent", "human-and-agent"):
                 components["audienceFit"] = 25.0
             components["acceptedAgentSignals"] = 0.0 * ACCEPTED_SIGNALS_WEIGHT
@@ -310,8 +313,7 @@ class Retriever:
         path = entry.path.lower()
         base = _base(path) if entry.kind in (DOCUMENT, MODULE) else None
         whole = term_lower.removesuffix("()")
-        symbols = {s.lower() for s in entry.symbols}
-        declared = {s.lower() for s in entry.declared_symbols}
+        symbols, declared = self.symbols[index], self.declared[index]
         if whole in identifiers or entry.id.lower() == whole:
             components["exactId"] += 200
         if (base is not None and base == whole) or path == whole:
