@@ -11,14 +11,10 @@ from lsprotocol import types as T
 
 from engine.model import MODULE
 from lsp.app import DocBridgeServer, safely, server
-from lsp.navigation import _documents_about, context, reference_at, resolution_of
+from lsp.navigation import context, reference_at, resolution_of
+from lsp.positions import relative_link
 
 _HASH = re.compile(r"hash=([A-Za-z0-9]+)")
-
-
-def _relative(from_dir: str, target: str) -> str:
-    rel = posixpath.relpath(target, from_dir or ".")
-    return rel if rel.startswith(".") else f"./{rel}"
 
 
 def _replace(uri: str, range_: T.Range, text: str) -> T.WorkspaceEdit:
@@ -34,8 +30,7 @@ def code_actions(ls: DocBridgeServer, params: T.CodeActionParams) -> list[T.Code
     if ctx.workspace is None or ctx.relative is None or ctx.folder is None:
         return []
     actions: list[T.CodeAction] = []
-    text = ls.state.buffer_text(uri)
-    lines = text.split("\n") if text is not None else []
+    lines = ls.state.buffer_lines(uri) or []
     resolution = resolution_of(ctx)
     for diagnostic in params.context.diagnostics:
         if diagnostic.source != "docbridge" or not isinstance(diagnostic.data, dict):
@@ -111,7 +106,7 @@ def _fix_link(ls: DocBridgeServer, ctx: Any, uri: str, lines: list[str], referen
     doc_dir = posixpath.dirname(ctx.relative)
     actions = []
     for candidate in diagnostic.data.get("candidates", [])[:3]:
-        new = _relative(doc_dir, candidate) + (f"#{anchor}" if anchor else "")
+        new = relative_link(doc_dir, candidate) + (f"#{anchor}" if anchor else "")
         actions.append(T.CodeAction(title=f"Link to {candidate}", kind=T.CodeActionKind.QuickFix,
                                     diagnostics=[diagnostic], is_preferred=not actions,
                                     edit=_replace(uri, range_, new)))
@@ -146,15 +141,19 @@ def code_lens(ls: DocBridgeServer, params: T.CodeLensParams) -> list[T.CodeLens]
         return []
     facts = ctx.workspace.universe.modules[ctx.relative]
     module_id = f"{MODULE}:{ctx.relative}"
-    module_docs = {p for p, _ in _documents_about(ctx.workspace, module_id)
-                   if _ != "mentions-symbol"}
+    # one pass over what documents say about the module: the module itself, and each export by name
+    module_docs: set[str] = set()
+    by_symbol: dict[str, set[str]] = {}
+    for path, kind, symbol in ctx.workspace.documented_by().get(module_id, ()):
+        if kind == "mentions-symbol":
+            by_symbol.setdefault(symbol, set()).add(path)
+        elif kind in ("covers", "mentions", "links-to"):
+            module_docs.add(path)
     lenses = []
     for export in facts.exports:
         if not export.declared or export.name == "default":
             continue
-        symbol_docs = {p for p, k in _documents_about(ctx.workspace, module_id, export.name) if k == "mentions-symbol"}
-        documents = sorted(symbol_docs | module_docs)
-        count = len(documents)
+        count = len(module_docs | by_symbol.get(export.name, set()))
         title = f"documented in {count} doc{'s' if count != 1 else ''}" if count else "not documented"
         lenses.append(T.CodeLens(
             range=ls.state.range_to_client(ctx.folder, ctx.relative, export.line, export.column, export.line,

@@ -126,23 +126,26 @@ async def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     return await _search(ls, query, limit, None, explain=True)
 
 
-async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, str, Any]:
+async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, Any, str, Any]:
     """The folder a reference belongs to (a file URI, or the first folder whose projection knows it), the
-    reference within it, and that folder's projection (built in a worker when stale)."""
+    model the projection was built from (the folder may hold a newer one by the time it is ready), the
+    reference within it, and that projection (built in a worker when stale)."""
     from engine.handoff import resolve_ref
     if ref.startswith("file:"):
         folder, relative, _ = ls.state.locate(ref)
-        if folder is None or relative is None or folder.workspace is None:
+        workspace = folder.workspace if folder is not None else None
+        if folder is None or relative is None or workspace is None:
             raise UnknownReference(ref, [])
-        return folder, relative, await ls.off_thread(folder, folder.workspace.projection)
+        return folder, workspace, relative, await ls.off_thread(folder, workspace.projection)
     last: UnknownReference | None = None
     for folder in _folders(ls):
-        if folder.workspace is None:
+        workspace = folder.workspace
+        if workspace is None:
             continue
-        projection = await ls.off_thread(folder, folder.workspace.projection)
+        projection = await ls.off_thread(folder, workspace.projection)
         try:
             resolve_ref(projection, ref)
-            return folder, ref, projection
+            return folder, workspace, ref, projection
         except UnknownReference as exc:
             last = exc
     raise last or UnknownReference(ref, [])
@@ -175,8 +178,8 @@ async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, {"show": true}?]` -> `{handoff, markdown}`; with `show` it is also written under
     .docbridge/handoffs and opened in the editor."""
     ref, options = arguments("docbridge.handoff", args, ("ref", str, ...), ("options", dict, None))
-    folder, resolved, projection = await _resolve_folder(ls, ref)
-    payload = handoff_for_entity(folder.workspace, resolved, projection)
+    folder, workspace, resolved, projection = await _resolve_folder(ls, ref)
+    payload = handoff_for_entity(workspace, resolved, projection)
     markdown = render_markdown(payload)
     if isinstance(options, dict) and options.get("show"):
         name = "".join(c if c.isalnum() or c in "._-" else "-" for c in payload["target"]["path"]).strip("-.")
@@ -191,8 +194,8 @@ async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
 async def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
     """`[ref, depth?]` -> the lookup payload (entity, neighbours, documents, handoff, findings, evidence)."""
     ref, depth = arguments("docbridge.lookup", args, ("ref", str, ...), ("depth", int, 1))
-    folder, resolved, projection = await _resolve_folder(ls, ref)
-    return lookup(folder.workspace, resolved, max(1, min(int(depth or 1), 3)), None, projection)
+    _, workspace, resolved, projection = await _resolve_folder(ls, ref)
+    return lookup(workspace, resolved, max(1, min(int(depth or 1), 3)), None, projection)
 
 
 @server.command("docbridge.reindex")
@@ -218,8 +221,8 @@ async def documents(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
         found = [(p, k) for p, k in _documents_about(folder.workspace, f"{MODULE}:{module}", symbol)]
         for path, kind in found:
             out.append({"uri": ls.state.uri_of(folder, path), "path": path, "relation": kind})
-        if found:
-            await ls.window_show_document_async(T.ShowDocumentParams(uri=out[0]["uri"], take_focus=True))
+    if out:
+        await ls.window_show_document_async(T.ShowDocumentParams(uri=out[0]["uri"], take_focus=True))
     return out
 
 

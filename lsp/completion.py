@@ -11,16 +11,12 @@ from typing import Any
 from lsprotocol import types as T
 
 from lsp.app import DocBridgeServer, safely, server
+from lsp.positions import relative_link
 
 _LINK_TARGET = re.compile(r"\]\(([^()\s]*)$")
 _WIKI_TARGET = re.compile(r"\[\[([^\]|#]*)$")
 _ANCHOR = re.compile(r"\]\(([^()\s#]*)#([^()\s]*)$")
 _CODE = re.compile(r"`([^`\s]*)$")
-
-
-def _relative(from_dir: str, target: str) -> str:
-    rel = posixpath.relpath(target, from_dir or ".")
-    return rel if rel.startswith("..") else f"./{rel}" if not rel.startswith(".") else rel
 
 
 @server.feature(T.TEXT_DOCUMENT_COMPLETION, T.CompletionOptions(trigger_characters=["(", "/", "#", "`", "["]))
@@ -35,8 +31,7 @@ def complete(ls: DocBridgeServer, params: T.CompletionParams) -> T.CompletionLis
     if not relative.lower().endswith((".md", ".markdown")):
         return empty
     line, column = ls.state.from_client(uri, params.position)
-    text = ls.state.buffer_text(uri) or ""
-    lines = text.split("\n")
+    lines = ls.state.buffer_lines(uri) or [""]
     if line >= len(lines):
         return empty
     before = lines[line][:column]
@@ -85,7 +80,7 @@ def _paths(workspace: Any, doc_dir: str, typed: str, range_: T.Range, limit: int
     sources = [(p, "document") for p in universe.documents] + [(p, "module") for p in universe.modules] + \
               [(p, "file") for p in universe.other] + [(d, "directory") for d in universe.dir_counts]
     for path, kind in sources:
-        written = _relative(doc_dir, path) if relative_to_doc else path
+        written = relative_link(doc_dir, path) if relative_to_doc else path
         if kind == "directory":
             written += "/"
         if typed and not (written.lower().startswith(typed_lower) or path.lower().startswith(typed_lower)):

@@ -364,14 +364,20 @@ def document_symbols(ls: DocBridgeServer, params: T.DocumentSymbolParams) -> lis
     facts = ls.state.buffer_facts(uri)  # from the buffer itself: works before a scan and outside folders
     if facts is None:
         return []
-    text = ls.state.buffer_text(uri) or ""
-    lines = text.split("\n")
+    lines = ls.state.buffer_lines(uri) or [""]
+    headings = facts.headings
+    # a section ends before the next heading of its level or above (one pass, not one scan per heading)
+    ends = [len(lines) - 1] * len(headings)
+    waiting: list[int] = []
+    for index, heading in enumerate(headings):
+        while waiting and headings[waiting[-1]].level >= heading.level:
+            ends[waiting.pop()] = heading.line - 1
+        waiting.append(index)
     roots: list[T.DocumentSymbol] = []
     stack: list[tuple[int, T.DocumentSymbol]] = []
-    for index, heading in enumerate(facts.headings):
-        end_line = next((h.line - 1 for h in facts.headings[index + 1:] if h.level <= heading.level), len(lines) - 1)
-        end_line = max(end_line, heading.line)
-        end_text = lines[end_line] if end_line < len(lines) else ""
+    for index, heading in enumerate(headings):
+        end_line = max(ends[index], heading.line)
+        end_text = lines[end_line].rstrip("\r") if end_line < len(lines) else ""
         symbol = T.DocumentSymbol(
             name=heading.text, kind=T.SymbolKind.String, detail=f"#{heading.slug}",
             range=ls.state.range_to_client(None, None, heading.line, 0, end_line, len(end_text), uri),

@@ -8,6 +8,7 @@ every position that crosses the boundary.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,12 @@ def uri_to_path(uri: str) -> Path | None:
 
 def path_to_uri(path: Path) -> str:
     return "file://" + quote(str(path.resolve() if not path.is_absolute() else path).replace(os.sep, "/"))
+
+
+def relative_link(from_dir: str, target: str) -> str:
+    """How a document in `from_dir` links to `target` (repository-relative): `./x.md`, `../y/z.md`."""
+    rel = posixpath.relpath(target, from_dir or ".")
+    return rel if rel.startswith(".") else f"./{rel}"
 
 
 def _units(text: str, encoding: Any) -> int:

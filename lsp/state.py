@@ -167,6 +167,11 @@ class ServerState:
         document = self.buffers.text_documents.get(uri)
         return document.source if document is not None else None
 
+    def buffer_lines(self, uri: str) -> list[str] | None:
+        """The lines of an open buffer (split once per version), or None when it is not open."""
+        text = self.buffer_text(uri)
+        return self._buffer_lines(uri, text) if text is not None else None
+
     def _buffer_lines(self, uri: str, text: str) -> list[str]:
         # One split per buffer version, not one per converted position.
         cached = self._split.get(uri)
