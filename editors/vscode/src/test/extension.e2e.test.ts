@@ -169,7 +169,8 @@ describe('with a running server', () => {
   });
   after(async () => {
     await ext.deactivate();
-    fs.rmSync(dir, { recursive: true, force: true });
+    // the server process may still append its last log line while it exits: retry instead of racing it
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
 
   test('the server was started as <command> <args...> with nothing added', () => {
