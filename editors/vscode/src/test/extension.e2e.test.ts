@@ -143,6 +143,22 @@ describe('when the server exits at once', () => {
   });
 });
 
+/** Remove a directory that an exiting server may still write its last log line into: each attempt deletes
+ * everything again (node's own retries only retry the final rmdir, not the files that reappeared). */
+async function removeDir(dir: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || attempt >= 20) {
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 describe('with a running server', () => {
   let fake: FakeVscode;
   let ext: Extension;
@@ -169,8 +185,7 @@ describe('with a running server', () => {
   });
   after(async () => {
     await ext.deactivate();
-    // the server process may still append its last log line while it exits: retry instead of racing it
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    await removeDir(dir);
   });
 
   test('the server was started as <command> <args...> with nothing added', () => {
