@@ -70,7 +70,7 @@ def scan_one(root: Path, edits: int = 100) -> dict[str, Any]:
     warm.scan(resolve=False)
     artifact = write_snapshot(warm)
     warm_seconds = time.perf_counter() - started
-    assert not artifact.rebuilt and warm.last_scan.parsed == [], "a warm scan must parse nothing"
+    assert not artifact.rebuilt and not warm.last_scan.parsed, "a warm scan must parse nothing"
     started = time.perf_counter()
     warm.ensure_resolved()
     snapshot = warm.snapshot()

@@ -19,7 +19,7 @@ from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, split_
 from engine.retrieval.project import Entry, Projection
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from engine.state import ModelState as Workspace
 
 SCHEMA_VERSION = 1
 MAX_READ = 2

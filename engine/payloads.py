@@ -13,7 +13,7 @@ from engine.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
 from engine.retrieval.project import Entry, Projection
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from engine.state import ModelState as Workspace
 
 MODES = {"discovery": (8, 5), "editing": (5, 3), "debugging": (6, 4), "documentation": (6, 3)}
 DEFAULT_AGENT_BUDGET = 32

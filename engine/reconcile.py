@@ -14,15 +14,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pathspec
+from immutables import Map
 
 from engine.config import CONFIG_FILE
+from engine.discovery.files import file_kind
 from engine.discovery.resolve import DocumentResolution, Reference
+from engine.discovery.universe import EMPTY
 from engine.findings import RULES, Finding, Location, Range, fingerprint
 from engine.graph import import_cycles, runtime_import_graph
 from engine.model import AREA, DOCUMENT, MODULE, Evidence, MarkdownFacts, entity_id, split_id
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from engine.state import ModelState
 
 DOCUMENTING_KINDS = frozenset({"mentions", "mentions-symbol", "covers", "links-to"})
 
@@ -56,7 +59,7 @@ def _did_you_mean(candidates: list[str], fallback: str) -> str:
 # ------------------------------------------------------------------------------------------------ documents
 
 
-def document_findings(ws: Workspace, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
+def document_findings(ws: ModelState, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
     path = facts.path
     out: list[Finding] = []
     occurrences: dict[tuple[str, str], int] = defaultdict(int)
@@ -113,7 +116,7 @@ def document_findings(ws: Workspace, resolution: DocumentResolution, facts: Mark
     return out
 
 
-def _link_broken(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
+def _link_broken(ws: ModelState, path: str, ref: Reference, key: str) -> Finding:
     if ref.status == "outside-root":
         message = f"Link `{ref.text}` points outside the repository."
         remediation = "Link to a file inside the repository, or use an absolute URL."
@@ -127,7 +130,7 @@ def _link_broken(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
                     data={"target": ref.text, "target_path": ref.target_path, "candidates": suggestions})
 
 
-def _ambiguous(ws: Workspace, path: str, ref: Reference, key: str) -> Finding:
+def _ambiguous(ws: ModelState, path: str, ref: Reference, key: str) -> Finding:
     related = []
     modules = [split_id(c)[1] for c in ref.candidates]
     for module in modules:
@@ -154,7 +157,7 @@ class AreaDocumentation:
     declared: set[tuple[str, str]]  # (from area, to area) declared in frontmatter
 
 
-def area_documentation(ws: Workspace) -> AreaDocumentation:
+def area_documentation(ws: ModelState) -> AreaDocumentation:
     layout = ws.universe.layout
     assert layout is not None
     documents: dict[str, set[str]] = defaultdict(set)
@@ -193,7 +196,7 @@ def area_documentation(ws: Workspace) -> AreaDocumentation:
     return AreaDocumentation(dict(documents), declared)
 
 
-def area_imports(ws: Workspace) -> dict[tuple[str, str], list[Evidence]]:
+def area_imports(ws: ModelState) -> dict[tuple[str, str], list[Evidence]]:
     """Observed area -> area imports with the evidence of every import that crosses."""
     layout = ws.universe.layout
     assert layout is not None
@@ -216,11 +219,11 @@ def area_imports(ws: Workspace) -> dict[tuple[str, str], list[Evidence]]:
     return {pair: sorted(ev, key=lambda e: (e.path, e.line, e.column)) for pair, ev in sorted(pairs.items())}
 
 
-def _import_structure(ws: Workspace, memo: dict[str, Any] | None) -> tuple[dict[tuple[str, str], list[Evidence]],
+def _import_structure(ws: ModelState, memo: dict[str, Any] | None) -> tuple[dict[tuple[str, str], list[Evidence]],
                                                                            list[Any]]:
     """Area-to-area imports and import cycles: they read only module relations and the layout, so a
     documentation edit reuses them (`memo` keeps the last ones with the versions they were built from)."""
-    key = (ws.structure["modules"], ws.structure["layout"], id(ws))
+    key = (ws.structure.modules, ws.structure.layout)
     if memo is not None and memo.get("key") == key:
         return memo["value"]  # type: ignore[no-any-return]
     value = (area_imports(ws), import_cycles(runtime_import_graph(
@@ -230,7 +233,7 @@ def _import_structure(ws: Workspace, memo: dict[str, Any] | None) -> tuple[dict[
     return value
 
 
-def repository_findings(ws: Workspace, memo: dict[str, Any] | None = None) -> list[Finding]:
+def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> list[Finding]:
     layout = ws.universe.layout
     assert layout is not None
     imports, cycles = _import_structure(ws, memo)
@@ -295,79 +298,82 @@ def repository_findings(ws: Workspace, memo: dict[str, Any] | None = None) -> li
 # ------------------------------------------------------------------------------------------------ all
 
 
-def _signature(finding: Finding) -> tuple[Any, ...]:
-    start = finding.range.start if finding.range else None
-    end = finding.range.end if finding.range else None
-    return (finding.fingerprint, finding.severity, finding.message, finding.path,
-            (start.line, start.character, end.line, end.character) if start and end else None,
-            tuple((r.path, r.range.start.line, r.range.start.character) for r in finding.related),
-            finding.remediation, repr(sorted(finding.data.items())),
-            tuple((e.path, e.range.start.line, e.range.start.character, e.content_hash) for e in finding.evidence))
-
-
+@dataclass(frozen=True, slots=True)
 class FindingsIndex:
-    """Findings by file, kept current across edits.
+    """Findings by file, for one model state; derived from an ancestor state's index when there is one.
 
-    A document's findings are recomputed when its resolution object changes (or when it names an
-    ambiguous symbol, whose related locations follow the declaring modules); repository findings are
-    recomputed when the workspace's structure versions move. `refresh` returns the paths whose findings
-    changed, which is what a language server republishes.
+    A document's findings are recomputed when its resolution changed (or, after a module changed, when it
+    names an ambiguous symbol, whose related locations follow the declaring modules); repository findings
+    are recomputed when the state's structure versions moved. Files whose findings did not change share
+    the very same tuple with the ancestor's index (`changed_since` compares by identity).
     """
 
-    def __init__(self) -> None:
-        # path -> (resolution the findings were computed from, findings, names an ambiguous symbol)
-        self.documents: dict[str, tuple[DocumentResolution, list[Finding], bool]] = {}
-        self.repository: list[Finding] = []
-        self.repository_key: Any = None
-        self._imports: dict[str, Any] = {}  # the import structure repository findings last read
-        self.by_path: dict[str | None, list[Finding]] = {}
+    # path -> (resolution the findings were computed from, findings, names an ambiguous symbol)
+    documents: Map[str, tuple[DocumentResolution, tuple[Finding, ...], bool]] = EMPTY
+    repository: tuple[Finding, ...] = ()
+    repository_key: Any = None
+    imports: tuple[Any, Any] | None = None  # (key, import structure) the repository findings last read
+    by_path: Map[str | None, tuple[Finding, ...]] = EMPTY
 
-    def refresh(self, ws: Workspace) -> set[str | None]:
-        changed: set[str | None] = set()  # what a client should see again
-        touched: set[str | None] = set()  # whose finding objects were replaced
-        for path in list(self.documents):
-            if path not in ws.documents:
-                del self.documents[path]
-                changed.add(path)
-        for path, resolution in ws.documents.items():
-            cached = self.documents.get(path)
+    @staticmethod
+    def derive(ws: ModelState, seed: Any = None) -> FindingsIndex:
+        previous: FindingsIndex = seed.value if seed is not None else FindingsIndex()
+        if seed is None:
+            candidates = set(ws.documents.keys())
+        else:
+            candidates = set(seed.changed)
+            if any(file_kind(p) == "module" for p in seed.changed):
+                candidates |= {p for p, cached in previous.documents.items() if cached[2]}
+        documents = previous.documents.mutate()
+        touched: set[str | None] = set()
+        for path in sorted(candidates):
+            resolution = ws.documents.get(path)
+            cached = documents.get(path)
+            if resolution is None:
+                if cached is not None:
+                    documents.pop(path, None)
+                    touched.add(path)
+                continue
             if cached is not None and cached[0] is resolution and not cached[2]:
                 continue
             facts = ws.universe.documents.get(path)
-            findings = document_findings(ws, resolution, facts) if facts is not None else []
-            if cached is None or [_signature(f) for f in cached[1]] != [_signature(f) for f in findings]:
-                changed.add(path)
+            findings = tuple(document_findings(ws, resolution, facts)) if facts is not None else ()
+            documents[path] = (resolution, findings, any(f.code == "SYMBOL_AMBIGUOUS" for f in findings))
             touched.add(path)
-            self.documents[path] = (resolution, findings, any(f.code == "SYMBOL_AMBIGUOUS" for f in findings))
-        key = (ws.structure["modules"], ws.structure["documentation"], ws.structure["layout"],
-               ws.structure["paths"], id(ws))
-        if key != self.repository_key:
-            fresh = repository_findings(ws, self._imports)
-            before: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
-            after: dict[str | None, list[tuple[Any, ...]]] = defaultdict(list)
-            for finding in self.repository:
-                before[finding.path].append(_signature(finding))
-            for finding in fresh:
-                after[finding.path].append(_signature(finding))
-            changed |= {path for path in set(before) | set(after) if before.get(path) != after.get(path)}
-            touched |= set(before) | set(after)
-            self.repository, self.repository_key = fresh, key
-        touched |= changed
+        repository, repository_key, imports = previous.repository, previous.repository_key, previous.imports
+        key = tuple(ws.structure)
+        if key != repository_key:
+            memo = {"key": imports[0], "value": imports[1]} if imports is not None else {}
+            fresh = tuple(repository_findings(ws, memo))
+            touched |= {f.path for f in repository} | {f.path for f in fresh}
+            repository, repository_key, imports = fresh, key, (memo.get("key"), memo.get("value"))
+        documents_done = documents.finish()
+        by_path = previous.by_path.mutate()
         if touched:
             repository_by_path: dict[str | None, list[Finding]] = defaultdict(list)
-            for finding in self.repository:
+            for finding in repository:
                 repository_by_path[finding.path].append(finding)
             for path in touched:
-                own = self.documents.get(path)[1] if path in self.documents else []  # type: ignore[index]
-                combined = own + repository_by_path.get(path, [])
+                own = documents_done[path][1] if path is not None and path in documents_done else ()
+                combined = list(own) + repository_by_path.get(path, [])
                 if combined:
-                    self.by_path[path] = sorted(combined, key=lambda f: f.sort_key)
+                    by_path[path] = tuple(sorted(combined, key=lambda f: f.sort_key))
                 else:
-                    self.by_path.pop(path, None)
-        return changed
+                    by_path.pop(path, None)
+        return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish())
 
     def all(self) -> list[Finding]:
-        return [finding for path in sorted(self.by_path, key=lambda p: p or "") for finding in self.by_path[path]]
+        return [finding for path in sorted(self.by_path.keys(), key=lambda p: p or "")
+                for finding in self.by_path[path]]
+
+    def changed_since(self, other: FindingsIndex | None) -> set[str | None]:
+        """Files whose findings are not the very ones `other` holds (every file with findings when None)."""
+        if other is None:
+            return set(self.by_path.keys())
+        if other is self:
+            return set()
+        paths = set(self.by_path.keys()) | set(other.by_path.keys())
+        return {p for p in paths if self.by_path.get(p) is not other.by_path.get(p)}
 
 
 @functools.lru_cache(maxsize=8)
@@ -375,7 +381,7 @@ def _ignore_spec(lines: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(list(lines))
 
 
-def apply_config(ws: Workspace, findings: list[Finding], overrides: dict[str, str] | None = None) -> list[Finding]:
+def apply_config(ws: ModelState, findings: list[Finding], overrides: dict[str, str] | None = None) -> list[Finding]:
     """Per-code severity overrides (`off` drops the code) and ignore globs from configuration."""
     severities = {**ws.config.check.severity, **(overrides or {})}
     ignore = _ignore_spec(tuple(ws.config.check.ignore)) if ws.config.check.ignore else None

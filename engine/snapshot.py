@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.discovery import resolve
+from engine.discovery.references import MAX_EVIDENCE
 from engine.discovery.resolve import analyzer_versions
 from engine.hashing import canonical_json
 from engine.model import (
@@ -33,7 +33,7 @@ from engine.model import (
 )
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from engine.state import ModelState as Workspace
 
 MAX_NOTES = 256
 PROJECT_FILES = ("readme", "contributing", "security", "changelog", "agents", "code_of_conduct", "license")
@@ -289,7 +289,7 @@ def _merge(relations: list[Relation]) -> list[Relation]:
         if existing is None:
             merged[key] = relation
         else:
-            evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:resolve.MAX_EVIDENCE]
+            evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:MAX_EVIDENCE]
             merged[key] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
                                    existing.provenance, existing.metadata, existing.symbol)
     return [merged[k] for k in sorted(merged)]
@@ -345,6 +345,7 @@ def _ownership_covers(ws: Workspace, hashes: dict[str, str]) -> list[Relation]:
 
 def _coverage(ws: Workspace) -> dict[str, Any]:
     analyzed = Counter(type(f).kind for f in ws.facts.values())
+    present = ws.present
     skipped = sorted(ws.skipped.items())
     unresolved = Counter()
     notes: list[dict[str, Any]] = []
@@ -379,7 +380,7 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
                                                       "repository root and no package entity exists."})
     notes.sort(key=lambda n: n["scope"])
     coverage: dict[str, Any] = {
-        "files": {"seen": len(ws.present) + sum(1 for p in ws.skipped if p not in ws.present),
+        "files": {"seen": len(present) + sum(1 for p in ws.skipped if p not in present),
                   "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items()))},
         "skipped": [{"path": p, "reason": r} for p, r in skipped],
         "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),

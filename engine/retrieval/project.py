@@ -19,7 +19,7 @@ from engine.lexicon import LEXICON_VERSION
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, MarkdownFacts, Relation, entity_id
 
 if TYPE_CHECKING:
-    from engine.workspace import Workspace
+    from engine.state import ModelState as Workspace
 
 PROJECTION_VERSION = 1
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")

@@ -1,0 +1,171 @@
+"""Resolving one module's imports against the universe: relative paths with extension and `index` probing,
+`.js` written for a `.ts` source, workspace package names, `tsconfig.json` `paths`/`baseUrl`, and anything
+else to an `external:` entity. A pure function of the module's facts and the universe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.discovery.files import normalise
+from engine.discovery.universe import Key, Universe, dirname
+from engine.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Relation, entity_id
+
+MAX_EVIDENCE = 8
+
+_PROBE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs")
+_JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+
+
+@dataclass(slots=True)
+class ImportOutcome:
+    imp: Import
+    target: str | None
+    status: str  # resolved | package | external | unresolved
+
+
+@dataclass(slots=True)
+class ModuleResolution:
+    path: str
+    relations: tuple[Relation, ...]
+    imports: tuple[ImportOutcome, ...]
+    deps: frozenset[Key]
+
+
+
+# --------------------------------------------------------------------------------------------------
+# Modules
+
+
+class _ModuleResolver:
+    def __init__(self, universe: Universe, facts: ModuleFacts) -> None:
+        self.u = universe
+        self.facts = facts
+        self.deps: set[Key] = set()
+
+    def probe(self, path: str) -> str | None:
+        """Extension and `index` probing, and `.js` written for a `.ts` source."""
+        self.deps.add(("dir-files", dirname(path)))
+        self.deps.add(("dir-files", path))
+        modules = self.u.modules
+        if path in modules:
+            return path
+        for ext in _PROBE_EXTENSIONS:
+            if path + ext in modules:
+                return path + ext
+        for ext in _PROBE_EXTENSIONS:
+            if f"{path}/index{ext}" in modules:
+                return f"{path}/index{ext}"
+        stem, dot, ext = path.rpartition(".")
+        if dot and "." + ext in _JS_TO_TS:
+            for replacement in _JS_TO_TS["." + ext]:
+                if stem + replacement in modules:
+                    return stem + replacement
+        return None
+
+    def resolve(self, specifier: str) -> tuple[str | None, str]:
+        if specifier.startswith((".", "/")):
+            base = dirname(self.facts.path) if specifier.startswith(".") else ""
+            joined = normalise(f"{base}/{specifier}" if base else specifier.lstrip("/"))
+            if joined is None:
+                return None, "unresolved"
+            found = self.probe(joined)
+            return (entity_id(MODULE, found), "resolved") if found else (None, "unresolved")
+        package = self.workspace_package(specifier)
+        if package is not None:
+            return package
+        aliased = self.tsconfig_paths(specifier)
+        if aliased is not None:
+            return entity_id(MODULE, aliased), "resolved"
+        name = specifier.split("/")
+        external = "/".join(name[:2]) if specifier.startswith("@") and len(name) > 1 else name[0]
+        return entity_id(EXTERNAL, external), "external"
+
+    def workspace_package(self, specifier: str) -> tuple[str | None, str] | None:
+        self.deps.add(("all",))
+        full, _ = self.u.package_names()
+        best = None
+        for name in full:
+            if (specifier == name or specifier.startswith(name + "/")) and (best is None or len(name) > len(best)):
+                best = name
+        if best is None:
+            return None
+        assert self.u.layout is not None
+        info = self.u.layout.packages[full[best]]
+        directory = "" if info.directory == "." else info.directory
+        prefix = f"{directory}/" if directory else ""
+        subpath = specifier[len(best):].lstrip("/")
+        candidates: list[str] = []
+        if subpath:
+            candidates += [f"{prefix}{subpath}", f"{prefix}src/{subpath}"]
+        else:
+            for entry in info.facts.entry_points if info.facts else ():
+                entry = entry.removeprefix("./")
+                candidates.append(f"{prefix}{entry}")
+                for built in ("dist/", "build/", "lib/", "out/"):
+                    if entry.startswith(built):
+                        candidates.append(f"{prefix}src/{entry[len(built):]}")
+            candidates += [f"{prefix}src/index", f"{prefix}index"]
+        for candidate in candidates:
+            normalised = normalise(candidate)
+            if normalised:
+                for guess in (normalised, normalised.rsplit(".", 1)[0] if "." in normalised.rsplit("/", 1)[-1]
+                              else normalised):
+                    found = self.probe(guess)
+                    if found:
+                        return entity_id(MODULE, found), "resolved"
+        return info.id, "package"
+
+    def tsconfig_paths(self, specifier: str) -> str | None:
+        self.deps.add(("all",))
+        tsconfig = self.u.tsconfig_for(dirname(self.facts.path))
+        if tsconfig is None:
+            return None
+        config_dir = dirname(tsconfig.path)
+        base = normalise(f"{config_dir}/{tsconfig.base_url}" if config_dir else tsconfig.base_url or ".") \
+            if tsconfig.base_url else config_dir
+        base = base or ""
+        for pattern, targets in tsconfig.paths:
+            if "*" in pattern:
+                prefix, _, suffix = pattern.partition("*")
+                if not (specifier.startswith(prefix) and specifier.endswith(suffix)
+                        and len(specifier) >= len(prefix) + len(suffix)):
+                    continue
+                star = specifier[len(prefix):len(specifier) - len(suffix)]
+            elif pattern == specifier:
+                star = ""
+            else:
+                continue
+            for target in targets:
+                joined = normalise(f"{base}/{target.replace('*', star)}" if base else target.replace("*", star))
+                if joined:
+                    found = self.probe(joined)
+                    if found:
+                        return found
+        if tsconfig.base_url:
+            joined = normalise(f"{base}/{specifier}" if base else specifier)
+            if joined:
+                return self.probe(joined)
+        return None
+
+
+def resolve_module(universe: Universe, facts: ModuleFacts) -> ModuleResolution:
+    resolver = _ModuleResolver(universe, facts)
+    source = entity_id(MODULE, facts.path)
+    outcomes: list[ImportOutcome] = []
+    groups: dict[tuple[str, str], list[Import]] = {}
+    for imp in facts.imports:
+        target, status = resolver.resolve(imp.specifier)
+        outcomes.append(ImportOutcome(imp, target, status))
+        if target is None or target == source:
+            continue
+        kind = "re-exports" if imp.kind == "re-export" else "imports"
+        groups.setdefault((kind, target), []).append(imp)
+    relations = []
+    for (kind, target), imports in sorted(groups.items()):
+        evidence = tuple(Evidence(facts.path, i.line, i.column, i.end_line, i.end_column)
+                         for i in imports[:MAX_EVIDENCE])
+        detections = tuple(sorted({i.kind for i in imports}))
+        relations.append(Relation(source, target, kind, evidence, "observed", "observed",
+                                  (("detection", detections),)))
+    return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), frozenset(resolver.deps))

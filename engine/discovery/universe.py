@@ -1,0 +1,450 @@
+"""What exists in a repository, indexed for resolution: an immutable value.
+
+A `Universe` maps paths to their facts and indexes what resolution asks about (which directories exist,
+which modules declare a symbol, which files share a name, packages and areas). It never changes once built:
+`UniverseBuilder` derives the next universe from one (persistent maps share everything an edit did not
+touch) and reports the dependency keys whose answers changed, so that the workspace re-resolves exactly
+the files that asked those questions. Every lookup records its dependency key in the caller's set.
+
+Lookups that are costly and asked again and again (fuzzy path matches, suggestions, package names, the
+tsconfig governing a directory) are memoised in small caches attached to the value; a successor shares a
+cache for as long as what the cache reads did not change.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from immutables import Map
+from rapidfuzz import process
+from rapidfuzz.distance import JaroWinkler
+
+from engine.config import Config
+from engine.discovery.files import IgnoreRules, parent_dirs
+from engine.discovery.layout import Layout, build_layout
+from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, MarkdownFacts, ModuleFacts, PackageFacts, TsconfigFacts
+
+FUZZY_THRESHOLD = 0.92
+
+Key = tuple[str, ...]
+EMPTY: Map[Any, Any] = Map()
+
+
+def dirname(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def stem_of(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+
+
+def anchors_of(facts: MarkdownFacts) -> frozenset[str]:
+    """Every anchor a document answers to; documents linking into it depend on this set, not on lines."""
+    from engine.discovery.references import site_slug
+    return facts.slugs | {site_slug(h.text) for h in facts.headings}
+
+
+@dataclass(slots=True)
+class _Matches:
+    """Memoised fuzzy matches over one sorted list of choices."""
+
+    choices: list[str] | None = None
+    found: dict[tuple[str, int, float], list[Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _PackageNames:
+    full: dict[str, str] | None = None  # manifest name -> package directory
+    short: dict[str, str] | None = None  # unambiguous last segment of a scoped name -> directory
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Universe:
+    config: Config
+    rules: IgnoreRules
+    documents: Map[str, MarkdownFacts] = EMPTY
+    modules: Map[str, ModuleFacts] = EMPTY
+    manifests: Map[str, PackageFacts] = EMPTY
+    tsconfigs: Map[str, TsconfigFacts] = EMPTY
+    other: Map[str, bool] = EMPTY  # files that exist but are not analyzed (or were skipped)
+    dir_counts: Map[str, int] = EMPTY  # directory -> how many files lie under it
+    owners: Map[str, frozenset[str]] = EMPTY  # symbol -> modules declaring it
+    reexporters: Map[str, frozenset[str]] = EMPTY  # symbol -> modules only re-exporting it
+    basenames: Map[str, frozenset[str]] = EMPTY  # file name -> documents and modules with that name
+    stems: Map[str, frozenset[str]] = EMPTY  # lower-cased document stem -> documents
+    layout: Layout | None = None
+    _fuzzy: _Matches = field(default_factory=_Matches)  # documents, modules and areas
+    _suggest: _Matches = field(default_factory=_Matches)  # every path and area
+    _packages: _PackageNames = field(default_factory=_PackageNames)
+    _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
+
+    # ---- what exists
+
+    def exists(self, path: str) -> bool:
+        return path in self.documents or path in self.modules or path in self.manifests or \
+            path in self.tsconfigs or path in self.other
+
+    def paths(self) -> Iterator[str]:
+        """Every file the model knows, analyzed or not (unsorted)."""
+        for mapping in (self.documents, self.modules, self.manifests, self.tsconfigs, self.other):
+            yield from mapping.keys()
+
+    def facts(self, path: str) -> Any | None:
+        return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
+            self.tsconfigs.get(path)
+
+    # ---- lookups (each records its dependency key)
+
+    def path_kind(self, path: str, deps: set[Key]) -> str | None:
+        """document | module | area | package | directory | file | None."""
+        deps.add(("path", path))
+        if path in self.documents:
+            return DOCUMENT
+        if path in self.modules:
+            return MODULE
+        assert self.layout is not None
+        if path in self.layout.areas:
+            return AREA
+        if path in self.layout.packages and path != ".":
+            return PACKAGE
+        if path in self.manifests or path in self.tsconfigs or path in self.other:
+            return "file"
+        if path in self.dir_counts:
+            return "directory"
+        return None
+
+    def package_names(self) -> tuple[dict[str, str], dict[str, str]]:
+        names = self._packages
+        if names.full is None or names.short is None:
+            assert self.layout is not None
+            full = {p.facts.name: p.directory for p in self.layout.packages.values() if p.facts and p.facts.name}
+            shorts: dict[str, list[str]] = defaultdict(list)
+            for name, directory in full.items():
+                shorts[name.rsplit("/", 1)[-1]].append(directory)
+            names.short = {s: d[0] for s, d in shorts.items() if len(d) == 1 and s not in full}
+            names.full = full
+        return names.full, names.short
+
+    def package_for_name(self, token: str, deps: set[Key]) -> str | None:
+        full, short = self.package_names()
+        directory = full.get(token) or short.get(token)
+        if directory is None:
+            return None
+        assert self.layout is not None
+        return self.layout.packages[directory].id
+
+    def symbol_owners(self, name: str, deps: set[Key]) -> list[str]:
+        deps.add(("sym", name))
+        owners = self.owners.get(name)
+        if owners:
+            return sorted(owners)
+        return sorted(self.reexporters.get(name, ()))
+
+    def export_position(self, module: str, name: str) -> tuple[int, int] | None:
+        facts = self.modules.get(module)
+        if facts is None:
+            return None
+        for export in facts.exports:
+            if export.name == name:
+                return export.line, export.column
+        return None
+
+    def by_basename(self, base: str, deps: set[Key]) -> list[str]:
+        deps.add(("base", base))
+        return sorted(self.basenames.get(base, ()))
+
+    def by_stem(self, stem: str, deps: set[Key]) -> list[str]:
+        deps.add(("stem", stem))
+        return sorted(self.stems.get(stem, ()))
+
+    def fuzzy(self, token: str, deps: set[Key], limit: int = 3, cutoff: float = FUZZY_THRESHOLD) -> list[
+            tuple[str, float]]:
+        """Documents, modules and areas whose path is very close to `token` (and of a similar length)."""
+        deps.add(("fuzzy",))
+        memo = self._fuzzy
+        if memo.choices is None:
+            assert self.layout is not None
+            memo.choices = sorted(set(self.documents.keys()) | set(self.modules.keys()) | set(self.layout.areas))
+        if not memo.choices:
+            return []
+        # memoised: a document's unresolved path-like spans are looked up on every re-resolution
+        key = (token, limit, cutoff)
+        cached = memo.found.get(key)
+        if cached is None:
+            low, high = len(token) * 0.6, len(token) * 1.67
+            matches = process.extract(token, memo.choices, scorer=JaroWinkler.normalized_similarity, limit=limit,
+                                      score_cutoff=cutoff)
+            cached = memo.found[key] = [(c, score) for c, score, _ in matches if low <= len(c) <= high]
+        return list(cached)
+
+    def suggest(self, target: str, limit: int = 3, cutoff: float = 0.9) -> list[str]:
+        """Paths close to a missing one, best first (for remediation text and quick fixes)."""
+        memo = self._suggest
+        if memo.choices is None:
+            assert self.layout is not None
+            memo.choices = sorted(set(self.paths()) - set(self.manifests.keys()) - set(self.tsconfigs.keys())
+                                  | set(self.layout.areas))
+        if not memo.choices:
+            return []
+        # memoised: an edited document's broken links are re-reported on every keystroke
+        key = (target, limit, cutoff)
+        cached = memo.found.get(key)
+        if cached is None:
+            found = process.extract(target, memo.choices, scorer=JaroWinkler.normalized_similarity,
+                                    limit=limit, score_cutoff=cutoff)
+            cached = memo.found[key] = [c for c, _, _ in found]
+        return list(cached)
+
+    def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
+        if directory in self._tsconfig_for_dir:
+            return self._tsconfig_for_dir[directory]
+        found = None
+        probe = directory
+        while True:
+            for name in ("tsconfig.json", "jsconfig.json"):
+                candidate = f"{probe}/{name}" if probe else name
+                facts = self.tsconfigs.get(candidate)
+                if facts is not None and (facts.paths or facts.base_url):
+                    found = facts
+                    break
+            if found is not None or not probe:
+                break
+            probe = dirname(probe)
+        self._tsconfig_for_dir[directory] = found
+        return found
+
+
+class UniverseBuilder:
+    """Derives the next Universe from one: `set_facts` / `set_other` record what changed and return the
+    dependency keys whose answers changed; `finish` builds the value (and the layout, when asked)."""
+
+    def __init__(self, base: Universe) -> None:
+        self.base = base
+        self.documents = base.documents.mutate()
+        self.modules = base.modules.mutate()
+        self.manifests = base.manifests.mutate()
+        self.tsconfigs = base.tsconfigs.mutate()
+        self.other = base.other.mutate()
+        self.dir_counts = base.dir_counts.mutate()
+        self.owners = base.owners.mutate()
+        self.reexporters = base.reexporters.mutate()
+        self.basenames = base.basenames.mutate()
+        self.stems = base.stems.mutate()
+        self.names_changed = False  # documents or modules came or went: fuzzy choices change
+        self.paths_changed = False  # any file came or went: suggestions change
+        self.tsconfigs_changed = False
+        self.layout_wanted = base.layout is None
+
+    # ---- paths
+
+    def _add_path(self, path: str, keys: set[Key]) -> None:
+        self.paths_changed = True
+        keys.add(("path", path))
+        keys.add(("dir-files", dirname(path)))
+        for directory in parent_dirs(path):
+            count = self.dir_counts.get(directory, 0) + 1
+            self.dir_counts[directory] = count
+            if count == 1:
+                keys.add(("path", directory))
+
+    def _remove_path(self, path: str, keys: set[Key]) -> None:
+        self.paths_changed = True
+        keys.add(("path", path))
+        keys.add(("dir-files", dirname(path)))
+        for directory in parent_dirs(path):
+            count = self.dir_counts.get(directory, 0) - 1
+            if count <= 0:
+                self.dir_counts.pop(directory, None)
+                keys.add(("path", directory))
+            else:
+                self.dir_counts[directory] = count
+
+    def current(self, path: str) -> Any | None:
+        return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
+            self.tsconfigs.get(path)
+
+    def set_other(self, path: str, present: bool) -> set[Key]:
+        keys: set[Key] = set()
+        exists = self.current(path) is not None or path in self.other
+        if present and not exists:
+            self.other[path] = True
+            self._add_path(path, keys)
+        elif not present and path in self.other:
+            self.other.pop(path, None)
+            self._remove_path(path, keys)
+        return keys
+
+    def set_facts(self, path: str, facts: Any | None) -> set[Key]:
+        """Insert, replace or (with None) remove the facts of one file."""
+        keys: set[Key] = set()
+        old = self.current(path)
+        if old is not None and facts is not None and type(old) is type(facts) and isinstance(
+                facts, (MarkdownFacts, ModuleFacts)):
+            return self._replace(old, facts)
+        was_present = old is not None or path in self.other
+        if old is not None:
+            self._unindex(old, keys)
+        self.other.pop(path, None)
+        if facts is None:
+            if was_present:
+                self._remove_path(path, keys)
+        else:
+            if not was_present:
+                self._add_path(path, keys)
+            self._index(facts, keys)
+        return keys
+
+    # ---- multi-valued indexes (copy-on-write sets)
+
+    @staticmethod
+    def _add(index: Any, key: str, path: str) -> bool:
+        current = index.get(key)
+        if current is not None and path in current:
+            return False
+        index[key] = frozenset((path,)) if current is None else current | {path}
+        return True
+
+    @staticmethod
+    def _discard(index: Any, key: str, path: str) -> bool:
+        current = index.get(key)
+        if current is None or path not in current:
+            return False
+        rest = current - {path}
+        if rest:
+            index[key] = rest
+        else:
+            index.pop(key, None)
+        return True
+
+    def _replace(self, old: Any, new: Any) -> set[Key]:
+        """A new version of a document or module: only what its neighbours can observe changed."""
+        keys: set[Key] = set()
+        if isinstance(new, MarkdownFacts):
+            self.documents[new.path] = new
+            if anchors_of(old) != anchors_of(new):
+                keys.add(("slugs", new.path))
+            return keys
+        self.modules[new.path] = new
+        before = {(e.name, e.declared) for e in old.exports if e.name not in ("*", "default")}
+        after = {(e.name, e.declared) for e in new.exports if e.name not in ("*", "default")}
+        for name, declared in before - after:
+            self._discard(self.owners if declared else self.reexporters, name, new.path)
+            keys.add(("sym", name))
+        for name, declared in after - before:
+            self._add(self.owners if declared else self.reexporters, name, new.path)
+            keys.add(("sym", name))
+        return keys
+
+    def _index(self, facts: Any, keys: set[Key]) -> None:
+        if isinstance(facts, MarkdownFacts):
+            self.documents[facts.path] = facts
+            self._names_added(facts.path, keys)
+            stem = stem_of(facts.path)
+            self._add(self.stems, stem, facts.path)
+            keys.add(("stem", stem))
+            keys.add(("slugs", facts.path))
+        elif isinstance(facts, ModuleFacts):
+            self.modules[facts.path] = facts
+            self._names_added(facts.path, keys)
+            self.layout_wanted = True
+            for export in facts.exports:
+                if export.name in ("*", "default"):
+                    continue
+                self._add(self.owners if export.declared else self.reexporters, export.name, facts.path)
+                keys.add(("sym", export.name))
+        elif isinstance(facts, PackageFacts):
+            self.manifests[facts.path] = facts
+            self.layout_wanted = True
+            keys.add(("all",))
+        elif isinstance(facts, TsconfigFacts):
+            self.tsconfigs[facts.path] = facts
+            self.tsconfigs_changed = True
+            keys.add(("all",))
+
+    def _unindex(self, facts: Any, keys: set[Key]) -> None:
+        if isinstance(facts, MarkdownFacts):
+            self.documents.pop(facts.path, None)
+            self._names_removed(facts.path, keys)
+            stem = stem_of(facts.path)
+            self._discard(self.stems, stem, facts.path)
+            keys.add(("stem", stem))
+            keys.add(("slugs", facts.path))
+        elif isinstance(facts, ModuleFacts):
+            self.modules.pop(facts.path, None)
+            self._names_removed(facts.path, keys)
+            self.layout_wanted = True
+            for export in facts.exports:
+                if export.name in ("*", "default"):
+                    continue
+                self._discard(self.owners if export.declared else self.reexporters, export.name, facts.path)
+                keys.add(("sym", export.name))
+        elif isinstance(facts, PackageFacts):
+            self.manifests.pop(facts.path, None)
+            self.layout_wanted = True
+            keys.add(("all",))
+        elif isinstance(facts, TsconfigFacts):
+            self.tsconfigs.pop(facts.path, None)
+            self.tsconfigs_changed = True
+            keys.add(("all",))
+
+    def _names_added(self, path: str, keys: set[Key]) -> None:
+        base = path.rsplit("/", 1)[-1]
+        if self._add(self.basenames, base, path):
+            keys.add(("base", base))
+            keys.add(("fuzzy",))
+            self.names_changed = True
+
+    def _names_removed(self, path: str, keys: set[Key]) -> None:
+        base = path.rsplit("/", 1)[-1]
+        if self._discard(self.basenames, base, path):
+            keys.add(("base", base))
+            keys.add(("fuzzy",))
+            self.names_changed = True
+
+    # ---- the value
+
+    def finish(self) -> tuple[Universe, set[Key], bool]:
+        """The new universe, the keys that changed with its layout, and whether the layout was rebuilt."""
+        base = self.base
+        keys: set[Key] = set()
+        modules = self.modules.finish()
+        manifests = self.manifests.finish()
+        layout = base.layout
+        rebuilt = False
+        if self.layout_wanted:
+            layout = build_layout(manifests.values(), modules.keys(), base.config)
+            rebuilt = True
+            old = base.layout
+            if old is None or set(old.areas) != set(layout.areas):
+                before = set(old.areas) if old else set()
+                for path in before ^ set(layout.areas):
+                    keys.add(("path", path))
+                keys.add(("fuzzy",))
+                self.names_changed = True
+            if old is None or {p.id for p in old.packages.values()} != {p.id for p in layout.packages.values()}:
+                keys.add(("all",))
+        universe = Universe(
+            config=base.config, rules=base.rules, documents=self.documents.finish(), modules=modules,
+            manifests=manifests, tsconfigs=self.tsconfigs.finish(), other=self.other.finish(),
+            dir_counts=self.dir_counts.finish(), owners=self.owners.finish(), reexporters=self.reexporters.finish(),
+            basenames=self.basenames.finish(), stems=self.stems.finish(), layout=layout,
+            _fuzzy=_Matches() if self.names_changed else base._fuzzy,
+            _suggest=_Matches() if self.paths_changed or rebuilt else base._suggest,
+            _packages=_PackageNames() if rebuilt else base._packages,
+            _tsconfig_for_dir={} if self.tsconfigs_changed else base._tsconfig_for_dir)
+        return universe, keys, rebuilt
+
+
+def build_universe(config: Config, rules: IgnoreRules, facts: Iterable[tuple[str, Any | None]]) -> Universe:
+    """A universe from scratch: `facts` gives every present path with its facts (None: not analyzed)."""
+    builder = UniverseBuilder(Universe(config, rules))
+    for path, found in facts:
+        if found is not None:
+            builder.set_facts(path, found)
+        else:
+            builder.set_other(path, True)
+    builder.layout_wanted = True
+    return builder.finish()[0]

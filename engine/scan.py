@@ -1,0 +1,135 @@
+"""A full scan: walk the tree, analyze what the facts cache does not already know, build the first state.
+
+Analysis of many files runs in a process pool (the analyzers are pure functions of a file's text); facts
+are cached in `.docbridge/cache/facts.json` by size, mtime and content hash, so a scan of an unchanged tree
+parses nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from immutables import Map
+
+from engine.cache import FactsCache, facts_from_row
+from engine.config import Config
+from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file
+from engine.discovery.files import ANALYZED_KINDS, read_text, walk
+from engine.discovery.universe import build_universe
+from engine.hashing import sha256_bytes
+from engine.model import to_row
+from engine.state import ModelState, ScanReport
+from engine.transitions import resolve_everything
+
+Progress = Callable[[str, int, int], None]
+POOL_THRESHOLD = 400  # below this many files to parse, a process pool costs more than it saves
+BATCH = 48
+
+
+def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int = 1,
+               progress: Progress | None = None, resolve: bool = True, revision: int = 0) -> ModelState:
+    """The state of the tree on disk: every file walked, analyzed (or reused from the cache) and, unless
+    `resolve=False` (resolution then happens when a view first needs it), resolved."""
+    started = time.perf_counter()
+    walked, rules = walk(root, config)
+    if progress:
+        progress("walk", len(walked.files), len(walked.files))
+    cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
+    facts: dict[str, Any] = {}
+    present: list[str] = []
+    skipped: dict[str, str] = dict(walked.skipped)
+    pending: list[tuple[str, str, bytes, int, int]] = []
+    parsed: list[str] = []
+    reused = 0
+    total_bytes = 0
+    limits = config.limits
+    for index, item in enumerate(walked.files):
+        present.append(item.path)
+        if item.kind not in ANALYZED_KINDS:
+            continue
+        if item.size > limits.max_file_bytes:
+            skipped[item.path] = "too-large"
+            continue
+        if total_bytes + item.size > limits.max_total_bytes:
+            skipped[item.path] = "total-cap"
+            continue
+        total_bytes += item.size
+        if cache is not None:
+            hit = cache.lookup_stat(item.path, item.kind, item.size, item.mtime_ns)
+            if hit is not None:
+                facts[item.path] = facts_from_row(item.kind, hit[1])
+                reused += 1
+                continue
+        read = read_text(root, item.path, limits.max_file_bytes)
+        if read.reason is not None or read.data is None or read.text is None:
+            skipped[item.path] = read.reason or "unreadable"
+            continue
+        content_hash = sha256_bytes(read.data)
+        if cache is not None:
+            row = cache.lookup_hash(item.path, item.kind, content_hash)
+            if row is not None:
+                facts[item.path] = facts_from_row(item.kind, row)
+                cache.store(item.path, item.kind, content_hash, item.size, item.mtime_ns, row)
+                reused += 1
+                continue
+        pending.append((item.kind, item.path, read.data, item.size, item.mtime_ns))
+        if progress and index % 500 == 0:
+            progress("read", index, len(walked.files))
+    stats = {path: (size, mtime) for _, path, _, size, mtime in pending}
+    for kind, path, row in analyze_pending(pending, jobs, progress):
+        facts[path] = facts_from_row(kind, row)
+        parsed.append(path)
+        if cache is not None:
+            size, mtime = stats[path]
+            cache.store(path, kind, facts[path].content_hash, size, mtime, row)
+    if cache is not None:
+        cache.prune(set(facts))
+        with contextlib.suppress(OSError):  # a read-only checkout still scans, without a warm start
+            cache.save()
+    universe = build_universe(config, rules, ((path, facts.get(path)) for path in sorted(present)))
+    state = ModelState(revision=revision, root=root, config=config, universe=universe, skipped=Map(skipped),
+                       resolved=False, use_cache=use_cache,
+                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started))
+    if resolve:
+        if progress:
+            progress("resolve", 0, len(universe.documents) + len(universe.modules))
+        state = resolve_everything(state)
+        if progress:
+            progress("resolve", len(state.documents) + len(state.modules), len(state.documents) + len(state.modules))
+    return state
+
+
+def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
+                    progress: Progress | None) -> Iterable[tuple[str, str, Any]]:
+    """Analyze files (kind, path, bytes, size, mtime): in a process pool when there are many."""
+    work = [(kind, path, data) for kind, path, data, _, _ in pending]
+    total = len(work)
+    if total >= POOL_THRESHOLD and jobs > 1:
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        batches = [work[i:i + BATCH] for i in range(0, total, BATCH)]
+        done = 0
+        with ProcessPoolExecutor(max_workers=min(jobs, 8),
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            for result in pool.map(analyze_batch, batches):
+                done += len(result)
+                if progress:
+                    progress("analyze", done, total)
+                yield from result
+        return
+    for index, (kind, path, data) in enumerate(work):
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        yield kind, path, to_row(analyze_file(kind, path, text, data))
+        if progress and index % 100 == 0:
+            progress("analyze", index, total)
+    if progress and total:
+        progress("analyze", total, total)
+
+
+__all__ = ["Progress", "analyze_pending", "scan_state"]

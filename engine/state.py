@@ -1,0 +1,309 @@
+"""The model as a value: one immutable state of a repository, with a revision number.
+
+A `ModelState` holds everything resolution produced for one version of the repository's files: the universe
+of facts, each document's and module's resolution, the dependency index that says which files to re-resolve
+when something changes, and the editor buffers the facts were analyzed from. It never changes: an edit makes
+a new state (`engine.transitions`), sharing every unchanged part through persistent maps. A worker handed a
+state computes on it while edits go on producing newer ones; its result belongs to that state.
+
+Derived views (snapshot, findings, retrieval projection and index, reverse indexes) are memoised per state.
+Findings and the reverse indexes are derived incrementally from the last state that computed them: a state
+remembers those values ("seeds") together with the files whose resolution changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from immutables import Map
+
+from engine.config import CONFIG_FILE, Config
+from engine.discovery.files import normalise
+from engine.discovery.references import DocumentResolution
+from engine.discovery.resolve import ModuleResolution, analyzer_versions
+from engine.discovery.universe import EMPTY, Key, Universe
+from engine.hashing import canonical_hash
+from engine.model import DOCUMENT, MODULE, entity_id
+
+SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by")
+MAX_SEED_CHANGES = 4096  # beyond this many changed files, derive a view from scratch
+
+
+class Structure(NamedTuple):
+    """Versions of what repository-level findings read; each moves when that part of the model changed."""
+
+    modules: int = 0  # module relations (imports and their lines): cycles, area imports
+    documentation: int = 0  # which entities each document documents: undocumented areas
+    layout: int = 0  # packages and areas
+    paths: int = 0  # which paths exist: ownership records
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReport:
+    parsed: tuple[str, ...] = ()
+    reused: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """A view computed on an ancestor state, and the files re-resolved or removed since."""
+
+    value: Any
+    changed: frozenset[str]
+
+
+class FactsView(Mapping[str, Any]):
+    """Every analyzed file's facts (documents, modules, manifests, tsconfigs), read through the universe."""
+
+    __slots__ = ("_u",)
+
+    def __init__(self, universe: Universe) -> None:
+        self._u = universe
+
+    def __getitem__(self, path: str) -> Any:
+        found = self._u.facts(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        u = self._u
+        for mapping in (u.documents, u.modules, u.manifests, u.tsconfigs):
+            yield from mapping.keys()
+
+    def __len__(self) -> int:
+        u = self._u
+        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._u.facts(path) is not None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ModelState:
+    revision: int
+    root: Path
+    config: Config
+    universe: Universe
+    skipped: Map[str, str] = EMPTY  # path -> why it is not analyzed
+    documents: Map[str, DocumentResolution] = EMPTY
+    modules: Map[str, ModuleResolution] = EMPTY
+    dependents: Map[Key, frozenset[str]] = EMPTY  # dependency key -> files whose resolution asked it
+    deps: Map[str, frozenset[Key]] = EMPTY  # file -> the keys its resolution asked
+    structure: Structure = Structure(0, 0, 0, 0)  # noqa: RUF009 (an immutable tuple)
+    module_relations: Map[str, Any] = EMPTY  # module -> its relations (what repository findings read)
+    document_keys: Map[str, frozenset[Any]] = EMPTY  # document -> what it documents
+    buffers: Map[str, str] = EMPTY  # path -> editor buffer text its facts were analyzed from
+    resolved: bool = True
+    scan: ScanReport = ScanReport()
+    use_cache: bool = True
+    seeds: Map[str, Seed] = EMPTY
+    _views: dict[str, Any] = field(default_factory=dict)  # memo of derived values (never the model)
+
+    # ------------------------------------------------------------------ reads
+
+    @property
+    def facts(self) -> FactsView:
+        return FactsView(self.universe)
+
+    @property
+    def present(self) -> _Present:
+        return _Present(self.universe)
+
+    @property
+    def generation(self) -> int:  # the name older callers used for the revision
+        return self.revision
+
+    def text_of(self, path: str) -> str | None:
+        """The editor buffer a file was analyzed from, or None when its facts came from disk."""
+        return self.buffers.get(path)
+
+    def entity_for_path(self, path: str) -> str | None:
+        """The entity a repository path names: document, module, area or package."""
+        clean = normalise(path.removeprefix("./").rstrip("/"))
+        if clean is None:
+            return None
+        u = self.universe
+        layout = u.layout
+        assert layout is not None
+        if clean in u.documents:
+            return entity_id(DOCUMENT, clean)
+        if clean in u.modules:
+            return entity_id(MODULE, clean)
+        if clean in layout.areas:
+            return layout.areas[clean].id
+        key = clean or "."
+        if key in layout.packages:
+            return layout.packages[key].id
+        return None
+
+    def config_line(self, needle: str) -> int | None:
+        """The 0-based line of the configuration file where `needle` first appears."""
+        lines = self.view("config-lines", self._config_lines)
+        for index, line in enumerate(lines):
+            if needle in line:
+                return index
+        return None
+
+    def _config_lines(self) -> list[str]:
+        try:
+            return (self.root / CONFIG_FILE).read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def input_fingerprint(self) -> str:
+        """A hash of everything resolution reads: every path with its kind and content hash, skipped files
+        and why, the configuration and the analyzer versions. Equal fingerprints give equal snapshots."""
+        def build() -> str:
+            u = self.universe
+            rows = []
+            for path in sorted(set(u.paths()) | set(self.skipped.keys())):
+                facts = u.facts(path)
+                rows.append((path, type(facts).kind if facts is not None else "other",
+                             facts.content_hash if facts is not None else self.skipped.get(path, "")))
+            return canonical_hash({"files": rows, "config": self.config.content_hash(),
+                                   "analyzers": analyzer_versions()})
+        return self.view("fingerprint", build)  # type: ignore[no-any-return]
+
+    def reuse_report(self) -> dict[str, Any]:
+        report = self.scan
+        total = report.reused + len(report.parsed)
+        if total == 0:
+            status, reason = "not-applicable", "Nothing was analyzed."
+        elif report.reused == 0:
+            status, reason = "not-applicable", f"No cached facts were reused; parsed {len(report.parsed)} file(s)."
+        else:
+            status = "complete" if not report.parsed else "partial"
+            shown = ", ".join(report.parsed[:8]) + (f" and {len(report.parsed) - 8} more" if len(
+                report.parsed) > 8 else "")
+            reason = f"Reused {report.reused} of {total} file(s). " + (
+                f"Re-parsed: {shown}." if report.parsed else "Nothing needed re-parsing.")
+        return {"status": status, "reused": report.reused, "parsed": len(report.parsed), "reason": reason}
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, name: str, build: Callable[[], Any]) -> Any:
+        """A derived value, built at most once per state (concurrent callers may race to build it; the
+        first one stored wins and every caller gets that one)."""
+        found = self._views.get(name, _MISSING)
+        if found is not _MISSING:
+            return found
+        return self._views.setdefault(name, build())  # atomic: one value per name wins
+
+    def has_view(self, name: str) -> bool:
+        return name in self._views
+
+    def with_resolutions(self) -> ModelState:
+        """This state with every document and module resolved (itself when it already is)."""
+        if self.resolved:
+            return self
+        from engine.transitions import resolve_everything
+        return self.view("resolved", lambda: resolve_everything(self))  # type: ignore[no-any-return]
+
+    def snapshot(self) -> Any:
+        from engine.snapshot import build_snapshot
+        state = self.with_resolutions()
+        return state.view("snapshot", lambda: build_snapshot(state))
+
+    def findings_index(self) -> Any:
+        """The findings of every file, by path (engine.reconcile.FindingsIndex)."""
+        from engine.reconcile import FindingsIndex
+        state = self.with_resolutions()
+        return state.view("findings-index", lambda: FindingsIndex.derive(state, state.seeds.get("findings-index")))
+
+    def findings(self) -> list[Any]:
+        """Every finding, with configured severities and ignores applied, sorted."""
+        from engine.reconcile import apply_config
+        state = self.with_resolutions()
+        return state.view("findings", lambda: apply_config(state, state.findings_index().all()))  # type: ignore[no-any-return]
+
+    def documented_by(self) -> Mapping[str, tuple[tuple[str, str, str | None], ...]]:
+        """Entity id -> (document, relation kind, symbol) for every document relation pointing at it, sorted:
+        the reverse index behind hovers, code lenses and go-to-definition."""
+        from engine.reverse import DocumentedBy
+        state = self.with_resolutions()
+        index = state.view("documented-by", lambda: DocumentedBy.derive(state, state.seeds.get("documented-by")))
+        return index.targets  # type: ignore[no-any-return]
+
+    def referenced_by(self) -> Mapping[str, tuple[str, ...]]:
+        """Entity id -> the documents with a reference resolving to it (sorted): where find-references looks.
+        Unlike `documented_by` it ignores per-document relation limits."""
+        from engine.reverse import ReferencedBy
+        state = self.with_resolutions()
+        index = state.view("referenced-by", lambda: ReferencedBy.derive(state, state.seeds.get("referenced-by")))
+        return index.targets  # type: ignore[no-any-return]
+
+    def projection(self) -> Any:
+        from engine.retrieval.project import project
+        state = self.with_resolutions()
+        return state.view("projection", lambda: project(state, state.snapshot()))
+
+    def retriever(self, mode: str = "combined") -> Any:
+        """The ranked retrieval index over the current projection (engine.retrieval.rank)."""
+        from engine.retrieval.rank import Retriever
+        state = self.with_resolutions()
+        return state.view(f"retriever:{mode}", lambda: Retriever(state.projection(), mode))
+
+    def area_suggestions(self) -> list[dict[str, Any]]:
+        """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""
+        from engine.graph import area_suggestions
+        layout = self.universe.layout
+        if layout is None or len(layout.areas) >= 2 or len(self.universe.modules) < 6:
+            return []
+        state = self.with_resolutions()
+        return state.view("suggestions", lambda: [
+            s for s in area_suggestions([r for path in sorted(state.modules.keys())
+                                         for r in state.modules[path].relations])
+            if s["label"] not in layout.areas])
+
+    # ------------------------------------------------------------------ lineage
+
+    def seeds_for_child(self, changed: frozenset[str]) -> Map[str, Seed]:
+        """The seeds a state derived from this one starts with, given the files that change on the way."""
+        seeds = self.seeds
+        with seeds.mutate() as mutation:
+            for name in SEEDED_VIEWS:
+                value = self._views.get(name, _MISSING)
+                if value is not _MISSING:
+                    mutation[name] = Seed(value, changed)
+                    continue
+                seed = seeds.get(name)
+                if seed is None:
+                    continue
+                merged = seed.changed | changed
+                if len(merged) > MAX_SEED_CHANGES:
+                    mutation.pop(name, None)
+                else:
+                    mutation[name] = Seed(seed.value, merged)
+            return mutation.finish()
+
+    def successor(self, **changes: Any) -> ModelState:
+        """A new state with these fields replaced, the next revision and no views."""
+        return replace(self, revision=self.revision + 1, _views={}, **changes)
+
+
+class _Present:
+    """Which paths exist (analyzed or not), read through the universe."""
+
+    __slots__ = ("_u",)
+
+    def __init__(self, universe: Universe) -> None:
+        self._u = universe
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._u.exists(path)
+
+    def __len__(self) -> int:
+        u = self._u
+        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs) + len(u.other)
+
+    def __iter__(self) -> Iterator[str]:
+        return self._u.paths()
+
+
+_MISSING = object()
+__all__ = ["FactsView", "ModelState", "ScanReport", "Seed", "Structure"]
