@@ -533,81 +533,134 @@ def bench_lsp(sizes: list[int], workdir: Path | None, as_json: bool) -> int:
     return 0
 
 
-def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: int = 100) -> dict[str, Any]:
-    base = _bench_dir(workdir)
-    root = ensure_synthetic(base, size)
+def _start_lsp(root: Path) -> tuple[_StdioServer, float]:
     # DOCBRIDGE_LSP_COMMAND runs another command (a profiler around the server, say) instead
     command = os.environ.get("DOCBRIDGE_LSP_COMMAND", "").split() or [str(Path(sys.executable).with_name(
         "docbridge-lsp"))]
     server = _StdioServer(command, root)
+    started = time.perf_counter()
+    server.request("initialize", {
+        "processId": None, "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        "capabilities": {"window": {"workDoneProgress": True},
+                         "workspace": {"configuration": True,
+                                       "didChangeWatchedFiles": {"dynamicRegistration": True}},
+                         "textDocument": {"publishDiagnostics": {"relatedInformation": True}}}})
+    server.notify("initialized", {})
+    return server, started
+
+
+def _link_positions(text: str) -> list[dict[str, int]]:
+    """Positions inside relative links and inline code: where definition and hover have something to say."""
+    positions = []
+    for number, line in enumerate(text.split("\n")):
+        for marker in ("`", "]("):
+            column = line.find(marker)
+            if column >= 0:
+                positions.append({"line": number, "character": column + 2})
+    return positions or [{"line": 0, "character": 2}]
+
+
+def _open(server: _StdioServer, uri: str, text: str) -> float:
+    """didOpen -> that document's first diagnostics, in ms."""
+    opened = time.perf_counter()
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1,
+                                                            "text": text}})
+    arrived = server.wait_notification(
+        lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, opened)
+    return (arrived - opened) * 1000
+
+
+def _scan_done(server: _StdioServer, started: float) -> float:
+    return server.wait_notification(
+        lambda m: m["method"] == "$/progress" and m["params"]["value"].get("kind") == "end", started)
+
+
+def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: int = 100) -> dict[str, Any]:
+    """Answers that are null where the settled server answers are counted apart (`*_null`): a request
+    answered with nothing during a scan is a failure, not a fast answer."""
+    base = _bench_dir(workdir)
+    root = ensure_synthetic(base, size)
+    documents = sorted((root / "docs").rglob("*.md"))
+    document = documents[len(documents) // 2]
+    original = document.read_text(encoding="utf-8")
+    uri = document.as_uri()
     figures: dict[str, Any] = {"n": size}
-    try:
-        started = time.perf_counter()
-        server.request("initialize", {
-            "processId": None, "rootUri": root.as_uri(),
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "capabilities": {"window": {"workDoneProgress": True},
-                             "workspace": {"configuration": True,
-                                           "didChangeWatchedFiles": {"dynamicRegistration": True}},
-                             "textDocument": {"publishDiagnostics": {"relatedInformation": True}}}})
-        figures["initialize_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        server.notify("initialized", {})
-        ended = server.wait_notification(
-            lambda m: m["method"] == "$/progress" and m["params"]["value"].get("kind") == "end", started)
-        figures["scan_done_s"] = round(ended - started, 2)
-        documents = sorted((root / "docs").rglob("*.md"))
-        document = documents[len(documents) // 2]
-        text = document.read_text(encoding="utf-8")
-        uri = document.as_uri()
-        opened = time.perf_counter()
-        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1,
-                                                                "text": text}})
-        arrived = server.wait_notification(
-            lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, opened)
-        figures["open_to_diagnostics_ms"] = round((arrived - opened) * 1000, 1)
-        positions = []
-        for number, line in enumerate(text.split("\n")):
-            for marker in ("`", "]("):
-                column = line.find(marker)
-                if column >= 0:
-                    positions.append({"line": number, "character": column + 2})
-        positions = positions or [{"line": 0, "character": 2}]
-        definition, hover = [], []
-        for index in range(requests):
-            params = {"textDocument": {"uri": uri}, "position": positions[index % len(positions)]}
-            definition.append(server.request("textDocument/definition", params)[1])
-            hover.append(server.request("textDocument/hover", params)[1])
-        figures["definition_p50_ms"] = round(statistics.median(definition), 2)
-        figures["definition_p95_ms"] = round(_percentile(definition, 0.95), 2)
-        figures["hover_p50_ms"] = round(statistics.median(hover), 2)
-        figures["hover_p95_ms"] = round(_percentile(hover, 0.95), 2)
-        changes = []
-        for index in range(edits):
-            text += f"\nA broken link [x{index}](./missing-{index}.md).\n"
-            sent = time.perf_counter()
-            server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": index + 2},
-                                                     "contentChanges": [{"text": text}]})
-            arrived = server.wait_notification(
-                lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
-            changes.append((arrived - sent) * 1000)
-        figures["change_to_diagnostics_p50_ms"] = round(statistics.median(changes), 2)
-        figures["change_to_diagnostics_p95_ms"] = round(_percentile(changes, 0.95), 2)
-        # the first search after edits rebuilds the retrieval index off the server's thread: definitions
-        # asked meanwhile are still answered
-        started = time.perf_counter()
-        search = server.start("workspace/executeCommand", {"command": "docbridge.search", "arguments": ["invoice", 5]})
-        during = []
-        while not server.answered(search) and len(during) < 5000:
-            params = {"textDocument": {"uri": uri}, "position": positions[len(during) % len(positions)]}
-            during.append(server.request("textDocument/definition", params)[1])
-        server.request("workspace/executeCommand", None, number=search)
-        figures["search_after_edits_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        if during:
-            figures["definition_during_index_p50_ms"] = round(statistics.median(during), 2)
-            figures["definition_during_index_max_ms"] = round(max(during), 2)
-        figures["peak_rss_mb"] = server.peak_rss_mb()
-    finally:
-        server.close()
+    expected: dict[str, Any] = {}
+    # the cache is empty: the first scan is cold; the document is opened right after `initialized`
+    shutil.rmtree(root / ".docbridge", ignore_errors=True)
+    for phase in ("cold", "warm"):
+        server, started = _start_lsp(root)
+        try:
+            figures[f"{phase}_open_during_scan_to_diagnostics_ms"] = round(_open(server, uri, original), 1)
+            positions = _link_positions(original)
+            timings: list[float] = []
+            for position in positions:  # asked at once: the first ones while the scan runs
+                params = {"textDocument": {"uri": uri}, "position": position}
+                result, elapsed = server.request("textDocument/definition", params)
+                timings.append(elapsed)
+                if phase == "cold":
+                    expected[json.dumps(position)] = result
+            figures[f"{phase}_definition_during_scan_p50_ms"] = round(statistics.median(timings), 2)
+            figures[f"{phase}_scan_done_s"] = round(_scan_done(server, started) - started, 2)
+            if phase == "warm":
+                break
+            # settled: the same positions answer the same (nulls where the settled server says null too)
+            answers = [server.request("textDocument/definition", {"textDocument": {"uri": uri}, "position": p})[0]
+                       for p in positions]
+            resolving = [p for p, a in zip(positions, answers) if a]
+            nulls = sum(1 for p, a in zip(positions, answers) if a and not expected[json.dumps(p)])
+            figures["cold_definition_during_scan_null"] = nulls
+            figures["definition_positions"] = f"{len(resolving)} of {len(positions)} resolve"
+            definition, hover = [], []
+            definition_null = hover_null = 0
+            for index in range(requests):
+                params = {"textDocument": {"uri": uri}, "position": resolving[index % len(resolving)]}
+                result, elapsed = server.request("textDocument/definition", params)
+                definition.append(elapsed)
+                definition_null += not result
+                result, elapsed = server.request("textDocument/hover", params)
+                hover.append(elapsed)
+                hover_null += not result
+            figures["definition_p50_ms"] = round(statistics.median(definition), 2)
+            figures["definition_p95_ms"] = round(_percentile(definition, 0.95), 2)
+            figures["definition_null"] = definition_null
+            figures["hover_p50_ms"] = round(statistics.median(hover), 2)
+            figures["hover_p95_ms"] = round(_percentile(hover, 0.95), 2)
+            figures["hover_null"] = hover_null
+            text = original
+            changes = []
+            for index in range(edits):
+                text += f"\nA broken link [x{index}](./missing-{index}.md).\n"
+                sent = time.perf_counter()
+                server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": index + 2},
+                                                         "contentChanges": [{"text": text}]})
+                arrived = server.wait_notification(
+                    lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+                changes.append((arrived - sent) * 1000)
+            figures["change_to_diagnostics_p50_ms"] = round(statistics.median(changes), 2)
+            figures["change_to_diagnostics_p95_ms"] = round(_percentile(changes, 0.95), 2)
+            # the first search after edits builds the retrieval index of the newest state off the server's
+            # thread: definitions asked meanwhile are answered, right
+            started_search = time.perf_counter()
+            search = server.start("workspace/executeCommand", {"command": "docbridge.search",
+                                                                 "arguments": ["invoice", 5]})
+            during: list[float] = []
+            during_null = 0
+            while not server.answered(search) and len(during) < 5000:
+                params = {"textDocument": {"uri": uri}, "position": resolving[len(during) % len(resolving)]}
+                result, elapsed = server.request("textDocument/definition", params)
+                during.append(elapsed)
+                during_null += not result
+            server.request("workspace/executeCommand", None, number=search)
+            figures["search_after_edits_ms"] = round((time.perf_counter() - started_search) * 1000, 1)
+            if during:
+                figures["definition_during_index_p50_ms"] = round(statistics.median(during), 2)
+                figures["definition_during_index_max_ms"] = round(max(during), 2)
+                figures["definition_during_index_null"] = during_null
+            figures["peak_rss_mb"] = server.peak_rss_mb()
+        finally:
+            server.close()
     return figures
 
 

@@ -38,6 +38,11 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
     Rule(code="SYMBOL_AMBIGUOUS", severity="info", title="Mentioned symbol is declared by several modules",
          help="The inline code names an exported symbol that more than one module declares, so the mention "
               "links to none of them. Write the module path next to it, or rename one of the exports."),
+    Rule(code="SYMBOL_RENAMED", severity="warning", title="Mentioned export was renamed",
+         help="The inline code names an export that its module no longer declares, because the module renamed "
+              "it (one export went and a similar one came in the same edit). Update the mention to the new name. "
+              "Reported by the language server, which sees the edit happen; a fresh scan has no memory of the "
+              "old name."),
     Rule(code="COVERS_TARGET_MISSING", severity="error", title="Declared coverage target does not exist",
          help="A `covers` entry (or a declared relation endpoint) in the frontmatter names no document, module, "
               "area, package or ownership record."),
@@ -61,6 +66,10 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
               "longer hash to H (SHA-256 of the lines, first 16 hex digits). Regenerate the region, or re-seal "
               "it when the edit is intended."),
 ]}
+
+
+# codes only the language server reports (they need to see an edit happen; a fresh scan cannot know them)
+LIVE_ONLY_CODES = frozenset({"SYMBOL_RENAMED"})
 
 
 class Position(BaseModel):

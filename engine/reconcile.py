@@ -9,6 +9,7 @@ from the graph and are recomputed only when the module graph or the documentatio
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,13 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
                 key("MENTION_UNRESOLVED", ref.text), data={"candidates": suggestions}))
         elif ref.status == "ambiguous" and ref.origin == "code":
             out.append(_ambiguous(ws, path, ref, key("SYMBOL_AMBIGUOUS", ref.symbol or ref.text)))
+        elif ref.status == "renamed" and ref.origin == "code" and ref.candidates:
+            replacement = ref.candidates[0]
+            out.append(_finding(
+                "SYMBOL_RENAMED", f"{ref.message}.", path, _range(ref.span),
+                f"Update the mention to `{replacement}` (a quick fix can update every document at once).",
+                key("SYMBOL_RENAMED", ref.symbol or ref.text), entity=f"{MODULE}:{ref.target_path}",
+                data={"symbol": ref.symbol, "replacement": replacement, "module": ref.target_path}))
         elif ref.status == "unresolved" and ref.origin in ("covers", "relation"):
             out.append(_finding(
                 "COVERS_TARGET_MISSING", f"{ref.message[0].upper()}{ref.message[1:]}." if ref.message else
@@ -298,7 +306,7 @@ def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> l
 # ------------------------------------------------------------------------------------------------ all
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class FindingsIndex:
     """Findings by file, for one model state; derived from an ancestor state's index when there is one.
 
@@ -314,6 +322,8 @@ class FindingsIndex:
     repository_key: Any = None
     imports: tuple[Any, Any] | None = None  # (key, import structure) the repository findings last read
     by_path: Map[str | None, tuple[Finding, ...]] = EMPTY
+    base: Any = None  # a weak reference to the index this one was derived from
+    touched: frozenset[str | None] = frozenset()  # files whose findings were recomputed since that one
 
     @staticmethod
     def derive(ws: ModelState, seed: Any = None) -> FindingsIndex:
@@ -360,7 +370,9 @@ class FindingsIndex:
                     by_path[path] = tuple(sorted(combined, key=lambda f: f.sort_key))
                 else:
                     by_path.pop(path, None)
-        return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish())
+        base = weakref.ref(previous) if seed is not None else None
+        return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish(), base,
+                             frozenset(touched))
 
     def all(self) -> list[Finding]:
         return [finding for path in sorted(self.by_path.keys(), key=lambda p: p or "")
@@ -372,7 +384,10 @@ class FindingsIndex:
             return set(self.by_path.keys())
         if other is self:
             return set()
-        paths = set(self.by_path.keys()) | set(other.by_path.keys())
+        if self.base is not None and self.base() is other:  # derived from it: only what was recomputed
+            paths = set(self.touched)
+        else:
+            paths = set(self.by_path.keys()) | set(other.by_path.keys())
         return {p for p in paths if self.by_path.get(p) is not other.by_path.get(p)}
 
 

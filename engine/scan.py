@@ -34,13 +34,17 @@ BATCH = 48
 
 
 def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int = 1,
-               progress: Progress | None = None, resolve: bool = True, revision: int = 0) -> ModelState:
+               progress: Progress | None = None, resolve: bool = True, revision: int = 0,
+               on_walk: Callable[[list[str]], None] | None = None) -> ModelState:
     """The state of the tree on disk: every file walked, analyzed (or reused from the cache) and, unless
-    `resolve=False` (resolution then happens when a view first needs it), resolved."""
+    `resolve=False` (resolution then happens when a view first needs it), resolved. `on_walk` gets the
+    walked paths as soon as they are known (an editor offers them as workspace symbols meanwhile)."""
     started = time.perf_counter()
     walked, rules = walk(root, config)
     if progress:
         progress("walk", len(walked.files), len(walked.files))
+    if on_walk is not None:
+        on_walk([item.path for item in walked.files])
     cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
     facts: dict[str, Any] = {}
     present: list[str] = []

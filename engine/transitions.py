@@ -261,6 +261,16 @@ class _Builder:
         return state, ordered
 
 
+INLINE_CHARS = 64_000  # a buffer longer than this is worth analyzing off an editor's event loop
+
+
+def costly(changes: Iterable[Change]) -> bool:
+    """Whether applying these changes may take long: a very large buffer, or a manifest or tsconfig (they
+    re-resolve the whole repository)."""
+    return any((c.text is not None and len(c.text) > INLINE_CHARS) or file_kind(c.path) in (
+        "package-manifest", "tsconfig") for c in changes)
+
+
 def apply_changes(state: ModelState, changes: Iterable[Change]) -> tuple[ModelState, list[str]]:
     """The state after these file changes (the same state when nothing changed), and the files re-resolved."""
     state = state.with_resolutions()
@@ -280,4 +290,4 @@ def apply_change(state: ModelState, path: str, text: str | None = FROM_DISK) -> 
     return new, UpdateReport(clean, new is not state.with_resolutions(), resolved, time.perf_counter() - started)
 
 
-__all__ = ["FROM_DISK", "Change", "UpdateReport", "apply_change", "apply_changes", "resolve_everything"]
+__all__ = ["FROM_DISK", "Change", "UpdateReport", "apply_change", "apply_changes", "costly", "resolve_everything"]

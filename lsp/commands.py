@@ -1,5 +1,11 @@
-"""Workspace commands (`docbridge.search`, `.handoff`, `.lookup`, `.explain`, `.reindex`, `.documents`) and
-workspace symbols, all backed by the engine's retrieval ranking and handoffs."""
+"""Workspace commands (`docbridge.search`, `.explain`, `.handoff`, `.lookup`, `.documents`, `.reindex`) and
+workspace symbols, backed by the engine's retrieval ranking and handoffs.
+
+The search index of a model state is built in a worker thread on first use (memoised on that state, shared by
+concurrent callers); other requests are answered meanwhile, and edits go on making newer states. A command
+answers from the state current when it was received. While a folder's first scan runs, workspace symbols
+match the walked file paths.
+"""
 
 from __future__ import annotations
 
@@ -10,65 +16,102 @@ from typing import Any
 
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcInvalidParams
+from rapidfuzz import fuzz, process
 
-from engine.artifacts import artifact_dir
+from engine.artifacts import artifact_dir, load_projection
 from engine.cache import write_atomic
-from engine.handoff import UnknownReference, handoff_for_entity
+from engine.handoff import UnknownReference, handoff_for_entity, resolve_ref
+from engine.ide.navigation import area_location, documents_about
+from engine.ide.types import Location
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE
 from engine.payloads import lookup
-from lsp.app import DocBridgeServer, safely, server
-from lsp.navigation import _documents_about, _location, area_location
+from engine.state import ModelState
+from lsp import scanning
+from lsp.folders import Folder
 from lsp.positions import path_to_uri
-from lsp.state import Folder
+from lsp.server import DocBridgeServer, safely
 
 _SYMBOL_KINDS = {DOCUMENT: T.SymbolKind.File, MODULE: T.SymbolKind.Module, AREA: T.SymbolKind.Namespace,
                  PACKAGE: T.SymbolKind.Package, "intent": T.SymbolKind.Event, "change": T.SymbolKind.Event}
 
 
-def _folders(ls: DocBridgeServer) -> list[Folder]:
-    return [f for f in ls.state.folders.values() if f.workspace is not None]
+async def _current(ls: DocBridgeServer, folder: Folder) -> ModelState | None:
+    """The folder's state after every change received so far (waiting for the first scan)."""
+    await ls.first_model(folder)
+    await folder.settled()
+    return folder.state
 
 
-def _entry_location(ls: DocBridgeServer, folder: Folder, entry: Any) -> T.Location | None:
-    workspace = folder.workspace
+async def _projection(folder: Folder, state: ModelState) -> Any:
+    """The state's retrieval projection: read from .docbridge/index when it was built from the same inputs,
+    else built in a worker thread (memoised on the state)."""
+    def build() -> Any:
+        return state.view("projection", lambda: load_projection(state) or state.projection())
+    if state.has_view("projection"):
+        return state.projection()
+    return await asyncio.to_thread(build)
+
+
+async def retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
+    """The ranked retrieval index of `state`, built once in a worker thread (one build at a time per folder)."""
+    from engine.retrieval.rank import Retriever
+    if state.has_view("retriever:combined"):
+        return state.retriever()
+    task = folder.indexing.get(state.revision)
+    if task is None:
+        async def build() -> Any:
+            async with folder.index_lock:
+                projection = await _projection(folder, state)
+                return await asyncio.to_thread(
+                    lambda: state.view("retriever:combined", lambda: Retriever(projection, "combined")))
+        task = folder.indexing[state.revision] = asyncio.ensure_future(build())
+        for revision in [r for r in folder.indexing if r < state.revision and folder.indexing[r].done()]:
+            del folder.indexing[revision]
+    return await asyncio.shield(task)
+
+
+def _entry_location(ls: DocBridgeServer, folder: Folder, state: ModelState, entry: Any) -> T.Location | None:
+    found: Location | None = None
     if entry.kind == AREA:
-        return area_location(ls, folder, workspace, entry.path)
-    if entry.kind == PACKAGE:
-        info = workspace.universe.layout.package_by_id(entry.id)
-        path = info.manifest if info and info.manifest else None
-        return _location(ls, folder, path, 0, 0, 0) if path else None
-    if (folder.root / entry.path).is_file():
-        return _location(ls, folder, entry.path, 0, 0, 0)
-    return None
+        found = area_location(state, entry.path)
+    elif entry.kind == PACKAGE:
+        layout = state.universe.layout
+        info = layout.package_by_id(entry.id) if layout is not None else None
+        found = Location.at(info.manifest) if info is not None and info.manifest else None
+    elif (folder.root / entry.path).is_file():
+        found = Location.at(entry.path)
+    return ls.convert.location(folder, found, state) if found is not None else None
 
 
-def _result(ls: DocBridgeServer, folder: Folder, result: Any, explain: bool = False) -> dict[str, Any]:
+def _result(ls: DocBridgeServer, folder: Folder, state: ModelState, result: Any, explain: bool) -> dict[str, Any]:
     out = result.to_json(explain=explain)
-    location = _entry_location(ls, folder, result.entry)
+    location = _entry_location(ls, folder, state, result.entry)
     if location is not None:
         out["location"] = {"uri": location.uri, "range": {
             "start": {"line": location.range.start.line, "character": location.range.start.character},
             "end": {"line": location.range.end.line, "character": location.range.end.character}}}
-    if len(ls.state.folders) > 1:
+    if len(ls.folders) > 1:
         out["root"] = folder.uri
     return out
 
 
 async def _search(ls: DocBridgeServer, query: str, limit: int, kinds: list[str] | None,
                   explain: bool) -> dict[str, Any]:
-    if not isinstance(query, str):
-        raise ValueError("docbridge.search takes a query string")
     limit = max(1, min(int(limit or 20), 200))
     results = []
-    for folder in _folders(ls):
-        index = await ls.retriever(folder)
-        if index is None or folder.workspace is None:
+    for folder in ls.folders:
+        if folder.refused:
             continue
+        state = await _current(ls, folder)
+        if state is None:
+            continue
+        index = await retriever(ls, folder, state)
         for result in index.search(query, limit, kinds=kinds or None):
-            results.append((result.score, folder, result))
-    results.sort(key=lambda item: (-item[0], item[2].entry.id))
-    return {"query": query, "results": [_result(ls, folder, r, explain) for _, folder, r in results[:limit]],
-            "scanning": any(f.scanning for f in ls.state.folders.values())}
+            results.append((result.score, folder, state, result))
+    results.sort(key=lambda item: (-item[0], item[3].entry.id))
+    return {"query": query, "results": [_result(ls, folder, state, r, explain)
+                                        for _, folder, state, r in results[:limit]],
+            "scanning": any(f.scanning for f in ls.folders)}
 
 
 def clear_errors(handler: Any) -> Any:
@@ -80,72 +123,48 @@ def clear_errors(handler: Any) -> Any:
             return JsonRpcInvalidParams(str(exc), data={"candidates": exc.candidates})
         return JsonRpcInvalidParams(str(exc))
 
-    if asyncio.iscoroutinefunction(handler):
-        @functools.wraps(handler)
-        async def run_async(*args: Any) -> Any:
-            try:
-                return await handler(*args)
-            except (UnknownReference, ValueError) as exc:
-                raise convert(exc) from exc
-        return run_async
-
     @functools.wraps(handler)
-    def run(*args: Any) -> Any:
+    async def run(*args: Any) -> Any:
         try:
-            return handler(*args)
+            return await handler(*args)
         except (UnknownReference, ValueError) as exc:
             raise convert(exc) from exc
     return run
 
 
 def arguments(command: str, given: tuple[Any, ...], *spec: tuple[str, type, Any]) -> list[Any]:
-    """Positional command arguments checked against (name, type, default); a missing required one is an error."""
+    """Positional command arguments checked against (name, type, default); a missing required one, or a
+    value of the wrong type (a JSON null included), is an error naming the argument."""
     out = []
     for index, (name, kind, default) in enumerate(spec):
         value = given[index] if index < len(given) else default
-        if value is ... or (value is not None and not isinstance(value, kind)):
+        if value is ... or (index < len(given) and value is None and default is ...) or (
+                value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool)))):
             raise ValueError(f"{command}: argument {index + 1} ({name}) must be a {kind.__name__}")
         out.append(value)
     return out
 
 
-@server.command("docbridge.search")
-@clear_errors
-async def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
-    """`[query, limit?, kinds?]` -> `{query, results: [...with location]}`."""
-    query, limit, kinds = arguments("docbridge.search", args, ("query", str, ...), ("limit", int, 20),
-                                    ("kinds", list, None))
-    return await _search(ls, query, limit, kinds, explain=False)
-
-
-@server.command("docbridge.explain")
-@clear_errors
-async def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
-    """`[query, limit?]` -> search results, each with its score components and matched terms."""
-    query, limit = arguments("docbridge.explain", args, ("query", str, ...), ("limit", int, 10))
-    return await _search(ls, query, limit, None, explain=True)
-
-
-async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, Any, str, Any]:
-    """The folder a reference belongs to (a file URI, or the first folder whose projection knows it), the
-    model the projection was built from (the folder may hold a newer one by the time it is ready), the
-    reference within it, and that projection (built in a worker when stale)."""
-    from engine.handoff import resolve_ref
+async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, ModelState, str, Any]:
+    """The folder a reference belongs to (a file URI, or the first folder whose projection knows it), its
+    current state, the reference within it, and that state's projection."""
     if ref.startswith("file:"):
-        folder, relative, _ = ls.state.locate(ref)
-        workspace = folder.workspace if folder is not None else None
-        if folder is None or relative is None or workspace is None:
+        folder, relative = ls.folders.locate(ref)
+        state = await _current(ls, folder) if folder is not None else None
+        if folder is None or relative is None or state is None:
             raise UnknownReference(ref, [])
-        return folder, workspace, relative, await ls.off_thread(folder, workspace.projection)
+        return folder, state, relative, await _projection(folder, state)
     last: UnknownReference | None = None
-    for folder in _folders(ls):
-        workspace = folder.workspace
-        if workspace is None:
+    for folder in ls.folders:
+        if folder.refused:
             continue
-        projection = await ls.off_thread(folder, workspace.projection)
+        state = await _current(ls, folder)
+        if state is None:
+            continue
+        projection = await _projection(folder, state)
         try:
             resolve_ref(projection, ref)
-            return folder, workspace, ref, projection
+            return folder, state, ref, projection
         except UnknownReference as exc:
             last = exc
     raise last or UnknownReference(ref, [])
@@ -172,75 +191,110 @@ def render_markdown(handoff: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@server.command("docbridge.handoff")
-@clear_errors
-async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
-    """`[ref, {"show": true}?]` -> `{handoff, markdown}`; with `show` it is also written under
-    .docbridge/handoffs and opened in the editor."""
-    ref, options = arguments("docbridge.handoff", args, ("ref", str, ...), ("options", dict, None))
-    folder, workspace, resolved, projection = await _resolve_folder(ls, ref)
-    payload = handoff_for_entity(workspace, resolved, projection)
-    markdown = render_markdown(payload)
-    if isinstance(options, dict) and options.get("show"):
-        name = "".join(c if c.isalnum() or c in "._-" else "-" for c in payload["target"]["path"]).strip("-.")
-        target = artifact_dir(folder.root) / "handoffs" / f"{name or 'root'}.md"
-        write_atomic(target, markdown.encode("utf-8"))
-        await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))
-    return {"handoff": payload, "markdown": markdown}
-
-
-@server.command("docbridge.lookup")
-@clear_errors
-async def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
-    """`[ref, depth?]` -> the lookup payload (entity, neighbours, documents, handoff, findings, evidence)."""
-    ref, depth = arguments("docbridge.lookup", args, ("ref", str, ...), ("depth", int, 1))
-    _, workspace, resolved, projection = await _resolve_folder(ls, ref)
-    return lookup(workspace, resolved, max(1, min(int(depth or 1), 3)), None, projection)
-
-
-@server.command("docbridge.reindex")
-async def reindex(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
-    """`[]` -> `{files, seconds}` after every folder was scanned again."""
-    started = time.perf_counter()
-    folders = [f for f in ls.state.folders.values() if not f.refused]
-    await asyncio.gather(*(ls.scan(folder, "requested") for folder in folders))
-    files = sum(len(f.workspace.facts) for f in folders if f.workspace is not None)
-    return {"files": files, "seconds": round(time.perf_counter() - started, 3)}
-
-
-@server.command("docbridge.documents")
-@clear_errors
-async def documents(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
-    """`[module path, symbol?]` -> the documents that mention the export (or its module); the first one is
-    opened in the editor (the code lens action)."""
-    module, symbol = arguments("docbridge.documents", args, ("module", str, ...), ("symbol", str, None))
+def _walked_symbols(ls: DocBridgeServer, query: str) -> list[T.SymbolInformation]:
+    """During a first scan: files whose path matches the query (the walk has listed them)."""
     out = []
-    for folder in _folders(ls):
-        if module not in folder.workspace.universe.modules:
+    for folder in ls.folders:
+        if folder.workspace is not None or not folder.walked:
             continue
-        found = [(p, k) for p, k in _documents_about(folder.workspace, f"{MODULE}:{module}", symbol)]
-        for path, kind in found:
-            out.append({"uri": ls.state.uri_of(folder, path), "path": path, "relation": kind})
-    if out:
-        await ls.window_show_document_async(T.ShowDocumentParams(uri=out[0]["uri"], take_focus=True))
+        for path, _score, _ in process.extract(query, folder.walked, scorer=fuzz.partial_ratio, limit=50,
+                                              score_cutoff=60):
+            kind = T.SymbolKind.File if path.lower().endswith((".md", ".markdown")) else T.SymbolKind.Module
+            out.append(T.SymbolInformation(name=path.rsplit("/", 1)[-1], kind=kind, container_name=path,
+                                           location=T.Location(uri=ls.convert.uri(folder, path), range=T.Range(
+                                               start=T.Position(line=0, character=0),
+                                               end=T.Position(line=0, character=0)))))
     return out
 
 
-@server.feature(T.WORKSPACE_SYMBOL)
-@safely(list)
-async def workspace_symbols(ls: DocBridgeServer, params: T.WorkspaceSymbolParams) -> list[T.SymbolInformation]:
-    query = params.query.strip()
-    if not query:
-        return []
-    out = []
-    for folder in _folders(ls):
-        index = await ls.retriever(folder)
-        if index is None or folder.workspace is None:
-            continue
-        for result in index.search(query, 50):
-            location = _entry_location(ls, folder, result.entry)
-            if location is None:
+def register(server: DocBridgeServer) -> None:
+    @server.command("docbridge.search")
+    @clear_errors
+    async def search(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[query, limit?, kinds?]` -> `{query, results: [...with location]}`."""
+        query, limit, kinds = arguments("docbridge.search", args, ("query", str, ...), ("limit", int, 20),
+                                        ("kinds", list, None))
+        return await _search(ls, query, limit, kinds, explain=False)
+
+    @server.command("docbridge.explain")
+    @clear_errors
+    async def explain(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[query, limit?]` -> search results, each with its score components and matched terms."""
+        query, limit = arguments("docbridge.explain", args, ("query", str, ...), ("limit", int, 10))
+        return await _search(ls, query, limit, None, explain=True)
+
+    @server.command("docbridge.handoff")
+    @clear_errors
+    async def handoff(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[ref, {"show": true}?]` -> `{handoff, markdown}`; with `show` it is also written under
+        .docbridge/handoffs and opened in the editor."""
+        ref, options = arguments("docbridge.handoff", args, ("ref", str, ...), ("options", dict, None))
+        folder, state, resolved, projection = await _resolve_folder(ls, ref)
+        payload = handoff_for_entity(state, resolved, projection)
+        markdown = render_markdown(payload)
+        if isinstance(options, dict) and options.get("show"):
+            name = "".join(c if c.isalnum() or c in "._-" else "-" for c in payload["target"]["path"]).strip("-.")
+            target = artifact_dir(folder.root) / "handoffs" / f"{name or 'root'}.md"
+            write_atomic(target, markdown.encode("utf-8"))
+            await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))
+        return {"handoff": payload, "markdown": markdown}
+
+    @server.command("docbridge.lookup")
+    @clear_errors
+    async def lookup_command(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[ref, depth?]` -> the lookup payload (entity, neighbours, documents, handoff, findings, evidence)."""
+        ref, depth = arguments("docbridge.lookup", args, ("ref", str, ...), ("depth", int, 1))
+        _, state, resolved, projection = await _resolve_folder(ls, ref)
+        return await asyncio.to_thread(lookup, state, resolved, max(1, min(int(depth or 1), 3)), None, projection)
+
+    @server.command("docbridge.reindex")
+    async def reindex(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[]` -> `{files, seconds}` after every folder was scanned again."""
+        started = time.perf_counter()
+        folders = [f for f in ls.folders if not f.refused]
+        await asyncio.gather(*(scanning.scan(ls, folder, "requested") for folder in folders))
+        files = sum(len(f.state.facts) for f in folders if f.state is not None)
+        return {"files": files, "seconds": round(time.perf_counter() - started, 3)}
+
+    @server.command("docbridge.documents")
+    @clear_errors
+    async def documents(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
+        """`[module path, symbol?]` -> the documents that mention the export (or its module); the first one is
+        opened in the editor (the code lens action)."""
+        module, symbol = arguments("docbridge.documents", args, ("module", str, ...), ("symbol", str, None))
+        out = []
+        for folder in ls.folders:
+            state = await _current(ls, folder) if not folder.refused else None
+            if state is None or module not in state.universe.modules:
                 continue
-            out.append(T.SymbolInformation(name=result.entry.title, kind=_SYMBOL_KINDS.get(
-                result.entry.kind, T.SymbolKind.File), location=location, container_name=result.entry.path))
-    return out
+            for path, kind in documents_about(state, f"{MODULE}:{module}", symbol):
+                out.append({"uri": ls.convert.uri(folder, path), "path": path, "relation": kind})
+        if out:
+            await ls.window_show_document_async(T.ShowDocumentParams(uri=out[0]["uri"], take_focus=True))
+        return out
+
+    @server.feature(T.WORKSPACE_SYMBOL)
+    @safely(list)
+    async def workspace_symbols(ls: DocBridgeServer, params: T.WorkspaceSymbolParams) -> list[T.SymbolInformation]:
+        query = params.query.strip()
+        if not query:
+            return []
+        out = _walked_symbols(ls, query)
+        for folder in ls.folders:
+            if folder.refused or folder.workspace is None:
+                continue
+            await folder.settled()
+            state = folder.state
+            if state is None:
+                continue
+            index = await retriever(ls, folder, state)
+            for result in index.search(query, 50):
+                location = _entry_location(ls, folder, state, result.entry)
+                if location is None:
+                    continue
+                out.append(T.SymbolInformation(name=result.entry.title, kind=_SYMBOL_KINDS.get(
+                    result.entry.kind, T.SymbolKind.File), location=location, container_name=result.entry.path))
+        return out
+
+
+__all__ = ["register", "render_markdown", "retriever"]

@@ -1,9 +1,17 @@
-"""Findings as diagnostics: converted at the boundary, published per file, only when they changed."""
+"""Findings as diagnostics: converted at the boundary, published per file, only when they changed.
+
+After a change, the findings of the new model state are derived from the last ones (only re-resolved files
+are revisited), on the event loop when that is cheap and in a worker thread otherwise; they are published
+if the state is still the newest when they are ready (a newer state schedules its own). Open files whose
+buffer is too large to analyze get one information diagnostic saying so.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as T
@@ -11,14 +19,19 @@ from lsprotocol import types as T
 from engine.artifacts import artifact_dir
 from engine.cache import write_atomic
 from engine.findings import RULES, Finding
+from engine.model import Span
 from engine.reconcile import apply_config
+from engine.state import ModelState
+from lsp.positions import path_to_uri
 
 if TYPE_CHECKING:
-    from lsp.app import DocBridgeServer
-    from lsp.state import Folder
+    from lsp.folders import Folder
+    from lsp.server import DocBridgeServer
 
+log = logging.getLogger("docbridge.lsp")
 SEVERITY = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning,
             "info": T.DiagnosticSeverity.Information, "hint": T.DiagnosticSeverity.Hint}
+INLINE_CHANGES = 64  # findings for at most this many re-resolved files are derived on the event loop
 
 
 def codes_page(folder: Folder) -> str:
@@ -37,13 +50,24 @@ def codes_page(folder: Folder) -> str:
     return str(target)
 
 
-def to_diagnostic(server: DocBridgeServer, folder: Folder, finding: Finding, codes_uri: str) -> T.Diagnostic:
-    state = server.state
-    level = finding.severity
+_CODES: dict[str, str] = {}
+
+
+def codes_uri(server: DocBridgeServer, folder: Folder) -> str:
+    key = str(folder.root)
+    if key not in _CODES:
+        _CODES[key] = path_to_uri(Path(codes_page(folder)))
+    return _CODES[key]
+
+
+def to_diagnostic(server: DocBridgeServer, folder: Folder, finding: Finding, codes: str,
+                  state: ModelState) -> T.Diagnostic:
+    convert = server.convert
     path = finding.path
     if finding.range is not None:
         r = finding.range
-        range_ = state.range_to_client(folder, path, r.start.line, r.start.character, r.end.line, r.end.character)
+        range_ = convert.range(folder, path, Span(r.start.line, r.start.character, r.end.line, r.end.character),
+                               state=state)
     else:
         range_ = T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
     related = []
@@ -52,12 +76,12 @@ def to_diagnostic(server: DocBridgeServer, folder: Folder, finding: Finding, cod
             continue
         start, end = location.range.start, location.range.end
         related.append(T.DiagnosticRelatedInformation(
-            location=T.Location(uri=state.uri_of(folder, location.path), range=state.range_to_client(
-                folder, location.path, start.line, start.character, end.line, end.character)),
+            location=T.Location(uri=convert.uri(folder, location.path), range=convert.range(
+                folder, location.path, Span(start.line, start.character, end.line, end.character), state=state)),
             message=location.message or location.path))
     return T.Diagnostic(
-        range=range_, severity=SEVERITY.get(level, T.DiagnosticSeverity.Warning), code=finding.code,
-        code_description=T.CodeDescription(href=f"{codes_uri}#{finding.code.lower()}"), source="docbridge",
+        range=range_, severity=SEVERITY.get(finding.severity, T.DiagnosticSeverity.Warning), code=finding.code,
+        code_description=T.CodeDescription(href=f"{codes}#{finding.code.lower()}"), source="docbridge",
         message=f"{finding.message}\n{finding.remediation}", related_information=related or None,
         data={"fingerprint": finding.fingerprint, "code": finding.code, **finding.data})
 
@@ -67,45 +91,30 @@ def _signature(diagnostics: list[T.Diagnostic]) -> tuple[Any, ...]:
                   d.range.end.character, len(d.related_information or ())) for d in diagnostics)
 
 
-def publish(server: DocBridgeServer, folder: Folder, paths: set[str | None] | None = None,
-            force: frozenset[str] = frozenset()) -> int:
-    """Publish the diagnostics of `paths` (every file with findings when None) that changed since they were
-    last sent, and those of `force` in any case (a file just opened); return how many were sent."""
-    workspace = folder.workspace
-    if workspace is None:
-        return 0
-    index = workspace.findings_index()
-    if paths is None:
-        paths = set(index.by_path) | _published_paths(folder)
-    paths = set(paths) | set(force)
-    sent = 0
-    for path in sorted(paths, key=lambda p: p or ""):
-        if path is None:
-            continue
-        sent += publish_findings(server, folder, workspace, path, index.by_path.get(path, []), path in force)
-    _report_total(server, folder, index)
-    return sent
+def _too_large(state: ModelState, path: str, server: DocBridgeServer, folder: Folder) -> T.Diagnostic | None:
+    if state.skipped.get(path) != "too-large" or server.convert.buffer_text(server.convert.uri(folder, path)) is None:
+        return None
+    limit = state.config.limits.max_file_bytes
+    return T.Diagnostic(range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
+                        severity=T.DiagnosticSeverity.Information, source="docbridge", code="FILE_TOO_LARGE",
+                        message=f"This file is larger than the {limit:,}-byte limit (`limits.maxFileBytes`), so "
+                                f"Doc Bridge does not analyze it.")
 
 
-def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
-    """Tell the client the new findings count (its status line) when it changed."""
-    total = sum(len(findings) for findings in index.by_path.values())
-    if total != folder.findings_total:
-        folder.findings_total = total
-        server.status(folder, "ready")
-
-
-def publish_findings(server: DocBridgeServer, folder: Folder, workspace: Any, path: str, findings: list[Finding],
-                     force: bool = True) -> int:
+def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
+                     findings: list[Finding] | tuple[Finding, ...], force: bool = True) -> int:
     """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
-    state = server.state
-    uri = state.uri_of(folder, path)
+    uri = server.convert.uri(folder, path)
     diagnostics: list[T.Diagnostic] = []
-    if state.settings.diagnostics_enabled and findings:
-        codes_uri = server.codes_uri(folder)
-        # configuration severities and ignores, then the editor's per-code settings ("off" drops a code)
-        for finding in apply_config(workspace, findings, state.settings.severity):
-            diagnostics.append(to_diagnostic(server, folder, finding, codes_uri))
+    if server.settings.diagnostics_enabled:
+        if findings:
+            codes = codes_uri(server, folder)
+            # configuration severities and ignores, then the editor's per-code settings ("off" drops a code)
+            for finding in apply_config(state, list(findings), server.settings.severity):
+                diagnostics.append(to_diagnostic(server, folder, finding, codes, state))
+        large = _too_large(state, path, server, folder)
+        if large is not None:
+            diagnostics.append(large)
     signature = _signature(diagnostics)
     last = folder.published.get(uri)
     if not force and (last[1] if last else ()) == signature and (signature or last is None):
@@ -118,29 +127,120 @@ def publish_findings(server: DocBridgeServer, folder: Folder, workspace: Any, pa
     return 1
 
 
+def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: frozenset[str] = frozenset(),
+            everything: bool = False) -> int:
+    """Publish the diagnostics whose findings changed since the last publish (all of them with
+    `everything`), and those of `force` in any case (a file just opened)."""
+    state = folder.state
+    if state is None:
+        return 0
+    index = index if index is not None else state.findings_index()
+    paths = index.changed_since(None if everything else folder.published_index)
+    if everything:
+        paths |= {path for path, _ in folder.published.values()}
+    paths |= set(force)
+    sent = 0
+    for path in sorted((p for p in paths if p is not None), key=str):
+        sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)
+    folder.published_index = index
+    _report_total(server, folder, index)
+    return sent
+
+
+def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
+    """Tell the client the new findings count (its status line) when it changed."""
+    total = sum(len(findings) for findings in index.by_path.values())
+    if total != folder.findings_total:
+        folder.findings_total = total
+        server.status(folder, "ready")
+
+
+def _cheap(state: ModelState) -> bool:
+    """Whether the findings of `state` derive from its seed in a few milliseconds."""
+    if state.has_view("findings-index"):
+        return True
+    seed = state.seeds.get("findings-index")
+    return seed is not None and len(seed.changed) <= INLINE_CHANGES and \
+        seed.value.repository_key == tuple(state.structure)
+
+
+def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = frozenset()) -> None:
+    """Publish changed diagnostics after `debounceMs` of quiet (0: on the next loop turn)."""
+    loop = asyncio.get_running_loop()
+    if folder.timer is not None:
+        folder.timer.cancel()
+    delay = server.settings.debounce_ms / 1000
+    pending = set(force) | folder.forced
+    folder.forced = pending
+
+    def run() -> None:
+        folder.timer = None
+        state = folder.state
+        if state is None:
+            return
+        forced = frozenset(folder.forced)
+        folder.forced = set()
+        if _cheap(state):
+            try:
+                publish(server, folder, state.findings_index(), force=forced)
+            except Exception:
+                log.exception("publishing diagnostics failed")
+            return
+        server.spawn(_publish_off_loop(server, folder, state, forced))
+
+    folder.timer = loop.call_soon(run) if delay <= 0 else loop.call_later(delay, run)
+
+
+async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: ModelState, forced: frozenset[str]) -> None:
+    try:
+        index = await asyncio.to_thread(state.findings_index)
+        if folder.state is state:  # else a newer state has scheduled its own
+            publish(server, folder, index, force=forced)
+        elif forced:
+            folder.forced |= forced
+    except Exception:
+        log.exception("publishing diagnostics failed")
+
+
 async def publish_everything(server: DocBridgeServer, folder: Folder, first: frozenset[str] = frozenset(),
                              slice_ms: float = 1.0) -> int:
     """Publish every file's diagnostics after a scan: the open files first, then the rest in time slices
     that yield to the event loop, so requests and edits are answered during the burst on a large repository."""
-    workspace = folder.workspace
-    if workspace is None:
+    state = folder.state
+    if state is None:
         return 0
-    sent = publish(server, folder, set(first), force=first)
-    index = workspace.findings_index()
-    rest = sorted((set(index.by_path) | _published_paths(folder)) - set(first) - {None},
-                  key=lambda p: p or "")
+    index = await asyncio.to_thread(state.findings_index)
+    if folder.state is not state:  # changed meanwhile: derive the newest from it (cheap now)
+        state = folder.state
+        assert state is not None
+        index = state.findings_index()
+    sent = 0
+    for path in sorted(first):
+        sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), True)
+    rest = sorted((set(index.by_path.keys()) | {p for p, _ in folder.published.values()}) - set(first) - {None},
+                  key=str)
     started = time.perf_counter()
     for path in rest:
         if (time.perf_counter() - started) * 1000 >= slice_ms:
             await asyncio.sleep(0)
             started = time.perf_counter()
-            if folder.workspace is not workspace:  # rescanned meanwhile: that scan publishes its own
-                break
-        sent += publish_findings(server, folder, workspace, path, index.by_path.get(path, []), False)
+            if folder.state is None or folder.state.revision < state.revision:  # rescanned meanwhile
+                return sent
+        sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), False)
+    folder.published_index = index
     _report_total(server, folder, index)  # once, not per file: the count walks every file's findings
+    if folder.state is not state:
+        schedule(server, folder)  # edits arrived during the burst
     return sent
 
 
-def _published_paths(folder: Folder) -> set[str | None]:
-    """Files whose last published diagnostics were not empty (they must be cleared if nothing is left)."""
-    return {path for path, _ in folder.published.values()}
+def publish_provisional(server: DocBridgeServer, folder: Folder, path: str, state: ModelState) -> None:
+    """During the first scan: an open document's findings that the file system decides."""
+    from engine.ide.provisional import provisional_findings
+    try:
+        publish_findings(server, folder, state, path, provisional_findings(state, path), force=True)
+    except Exception:
+        log.exception("publishing provisional diagnostics failed")
+
+
+__all__ = ["codes_page", "publish", "publish_everything", "publish_findings", "publish_provisional", "schedule"]

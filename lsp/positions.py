@@ -8,8 +8,6 @@ every position that crosses the boundary.
 from __future__ import annotations
 
 import os
-import posixpath
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
@@ -31,12 +29,6 @@ def uri_to_path(uri: str) -> Path | None:
 
 def path_to_uri(path: Path) -> str:
     return "file://" + quote(str(path.resolve() if not path.is_absolute() else path).replace(os.sep, "/"))
-
-
-def relative_link(from_dir: str, target: str) -> str:
-    """How a document in `from_dir` links to `target` (repository-relative): `./x.md`, `../y/z.md`."""
-    rel = posixpath.relpath(target, from_dir or ".")
-    return rel if rel.startswith(".") else f"./{rel}"
 
 
 def _units(text: str, encoding: Any) -> int:
@@ -64,31 +56,3 @@ def from_client(line_text: str | None, units: int, encoding: Any) -> int:
             return index
         count += _units(char, encoding)
     return len(line_text)
-
-
-class LineCache:
-    """Lines of files that are not open in the editor, by path and modification time (small LRU)."""
-
-    def __init__(self, size: int = 256) -> None:
-        self.size = size
-        self.cache: OrderedDict[Path, tuple[float, list[str]]] = OrderedDict()
-
-    def lines(self, path: Path) -> list[str] | None:
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            return None
-        cached = self.cache.get(path)
-        if cached is not None and cached[0] == mtime:
-            self.cache.move_to_end(path)
-            return cached[1]
-        try:
-            if path.stat().st_size > 8 * 1024 * 1024:
-                return None
-            lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-        except OSError:
-            return None
-        self.cache[path] = (mtime, lines)
-        if len(self.cache) > self.size:
-            self.cache.popitem(last=False)
-        return lines

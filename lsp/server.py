@@ -1,15 +1,210 @@
-"""The Doc Bridge language server (pygls 2, stdio): `docbridge-lsp`, `docbridge lsp` or `python -m lsp`."""
+"""The Doc Bridge language server (pygls 2, stdio): `docbridge-lsp`, `docbridge lsp` or `python -m lsp`.
+
+`create_server()` builds a server and registers every feature module on it. The server object holds the
+session (settings, folders, the converter between engine values and protocol values) and the few things
+every feature needs: the folder and model state behind a URI, answering in order after the edits before
+a request, logging, status and diagnostics scheduling. Feature handlers convert; the engine answers.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
 import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from lsprotocol import types as T
+from pygls.lsp.server import LanguageServer
 
 from engine import __version__
-from lsp import actions, commands, completion, navigation  # register their handlers on the server
-from lsp.app import DocBridgeServer, server
+from engine.ide.provisional import provisional_state
+from engine.state import ModelState
+from lsp import protocol
+from lsp.convert import Converter
+from lsp.folders import Folder, Folders
+from lsp.settings import LOG_LEVELS, Settings
 
-__all__ = ["DocBridgeServer", "actions", "commands", "completion", "main", "navigation", "server"]
+log = logging.getLogger("docbridge.lsp")
+F = TypeVar("F", bound=Callable[..., Any])
+FIRST_SCAN_WAIT = 600.0  # seconds a request that needs the full model waits for the first scan
+
+
+@dataclass(slots=True)
+class Target:
+    """The folder, repository-relative path and model state a request is answered from."""
+
+    folder: Folder
+    path: str
+    state: ModelState
+    uri: str
+    provisional: bool = False  # resolved against the file system while the first scan runs
+
+
+class DocBridgeServer(LanguageServer):
+    def __init__(self) -> None:
+        protocol.install()
+        super().__init__("docbridge", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
+                         protocol_cls=protocol.DocBridgeProtocol)
+        self.settings = Settings()
+        self.folders = Folders()
+        self.convert = Converter()
+        self.handler_errors = 0  # handler exceptions caught and logged (the robustness tests read it)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coroutine: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run a background task, keeping a reference so it is not collected before it finishes."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ---- logging and status
+
+    def log(self, level: str, message: str) -> None:
+        wanted = LOG_LEVELS[self.settings.log_level]
+        kind = LOG_LEVELS.get(level, T.MessageType.Info)
+        if kind <= wanted:  # Error=1 < Warning=2 < Info=3 < Log=4
+            try:
+                self.window_log_message(T.LogMessageParams(type=kind, message=message))
+            except Exception:  # the client may be gone; never let logging take a request down
+                log.debug("could not send log message", exc_info=True)
+
+    def status(self, folder: Folder, state: str, message: str | None = None) -> None:
+        files = len(folder.state.facts) if folder.state is not None else 0
+        params = {"state": state, "files": files, "findings": folder.findings_total, "root": folder.uri}
+        if message:
+            params["message"] = message
+        try:
+            self.protocol.notify("docbridge/status", params)
+        except Exception:
+            log.debug("could not send status", exc_info=True)
+
+    # ---- the model behind a request
+
+    async def target(self, uri: str, *, provisional: bool = True) -> Target | None:
+        """The folder, path and current state for `uri`, after every change sent before this request. During
+        the first scan: the provisional state of an open Markdown buffer (when `provisional`), else the full
+        model once it is there; None when the file is outside every folder."""
+        folder, path = self.folders.locate(uri)
+        if folder is None or path is None:
+            return None
+        if folder.workspace is None:
+            early = self.provisional(folder, path, uri) if provisional else None
+            if early is not None:
+                return early
+            await self.first_model(folder)
+            if folder.workspace is None:
+                return None
+        await folder.settled()
+        state = folder.state
+        return Target(folder, path, state, uri) if state is not None else None
+
+    async def first_model(self, folder: Folder) -> None:
+        if folder.workspace is None and not folder.refused:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(folder.ready.wait(), FIRST_SCAN_WAIT)
+
+    async def full(self, target: Target) -> Target | None:
+        """The same request's target in the full model (waiting for the first scan if need be)."""
+        if not target.provisional:
+            return target
+        return await self.target(target.uri, provisional=False)
+
+    def provisional(self, folder: Folder, path: str, uri: str) -> Target | None:
+        """An open Markdown buffer resolved against the file system, while the folder's first scan runs."""
+        text = self.convert.buffer_text(uri)
+        if text is None or folder.config is None:
+            return None
+        cached = folder.provisional.get(path)
+        if cached is not None and cached[0] is text:
+            return Target(folder, path, cached[1], uri, provisional=True)
+        buffers = {}
+        for other_uri in list(self.workspace.text_documents):
+            owner, other = self.folders.locate(other_uri)
+            if owner is folder and other is not None:
+                buffers[other] = self.convert.buffer_text(other_uri) or ""
+        try:
+            state = provisional_state(folder.root, folder.config, path, text, buffers)
+        except Exception:
+            log.exception("provisional analysis of %s failed", path)
+            return None
+        if state is None:
+            return None
+        folder.provisional[path] = (text, state)
+        return Target(folder, path, state, uri, provisional=True)
+
+    # ---- settings
+
+    async def pull_settings(self) -> None:
+        configuration = self.client_capabilities.workspace and self.client_capabilities.workspace.configuration
+        if not configuration:
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                T.ConfigurationParams(items=[T.ConfigurationItem(section="docbridge")]))
+        except Exception:
+            log.debug("workspace/configuration failed", exc_info=True)
+            return
+        self.apply_settings(result[0] if result else None)
+
+    def apply_settings(self, raw: Any) -> None:
+        from lsp import diagnostics
+        before = self.settings
+        self.settings = Settings.from_client(raw)
+        if (before.severity, before.diagnostics_enabled) != (self.settings.severity, self.settings.diagnostics_enabled):
+            for folder in self.folders:
+                diagnostics.publish(self, folder, everything=True)
+        if before.code_lens != self.settings.code_lens:
+            try:
+                self.workspace_code_lens_refresh(None)
+            except Exception:
+                log.debug("code lens refresh failed", exc_info=True)
+
+
+def safely(default: Any = None) -> Callable[[F], F]:
+    """A handler that fails answers `default` instead of an error, so the server keeps serving; the failure
+    is logged at error level with its traceback (stderr and the client's log) and counted."""
+
+    def report(ls: DocBridgeServer, name: str, exc: Exception) -> Any:
+        ls.handler_errors += 1
+        log.error("%s failed", name, exc_info=exc)
+        ls.log("error", f"Doc Bridge: {name} failed: {type(exc).__name__}: {exc}")
+        return default() if callable(default) else default
+
+    def wrap(handler: F) -> F:
+        if asyncio.iscoroutinefunction(handler):
+            @functools.wraps(handler)
+            async def run_async(ls: DocBridgeServer, *args: Any) -> Any:
+                try:
+                    return await handler(ls, *args)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    return report(ls, handler.__name__, exc)
+            return run_async  # type: ignore[return-value]
+
+        @functools.wraps(handler)
+        def run(ls: DocBridgeServer, *args: Any) -> Any:
+            try:
+                return handler(ls, *args)
+            except Exception as exc:
+                return report(ls, handler.__name__, exc)
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def create_server() -> DocBridgeServer:
+    """A new server with every feature registered."""
+    from lsp import commands, documents, editing, lifecycle, navigation
+    server = DocBridgeServer()
+    for module in (lifecycle, documents, navigation, editing, commands):
+        module.register(server)
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,8 +218,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="docbridge-lsp %(levelname)s %(name)s: %(message)s")
-    # Scans run in a worker thread; a short GIL switch interval lets the event loop answer requests
-    # during a scan within a few milliseconds instead of waiting out 5 ms slices several times per request.
+    # Scans and index builds run in worker threads; a short GIL switch interval lets the event loop answer
+    # requests meanwhile within a few milliseconds instead of waiting out 5 ms slices several times.
     sys.setswitchinterval(0.0005)
-    server.start_io()
+    create_server().start_io()
     return 0
+
+
+__all__ = ["DocBridgeServer", "Target", "create_server", "main", "safely"]

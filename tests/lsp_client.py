@@ -165,6 +165,11 @@ class RawClient:
         assert self.process.stdin is not None
         self.process.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
+    def write(self, raw: bytes) -> None:
+        """Bytes as they are: several frames in one write, or a frame that is not one."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(raw)
+
     async def request(self, id_: Any, method: str, params: Any, timeout: float = 20) -> dict[str, Any]:
         self.send({"id": id_, "method": method, "params": params})
         return await self.response(id_, timeout)

@@ -32,6 +32,16 @@ def test_engine_sources_import_nothing_from_the_server() -> None:
     assert offending == []
 
 
+def test_the_server_reaches_the_model_only_through_the_engine_layers_above_discovery() -> None:
+    # lsp/ converts protocol values to engine values and back: analysis and resolution are the engine's
+    sources = sorted((ROOT / "lsp").rglob("*.py"))
+    assert len(sources) > 5
+    offending = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+                 for path in sources for line, name in _imports(path)
+                 if name == "engine.discovery" or name.startswith("engine.discovery.")]
+    assert offending == []
+
+
 def test_running_the_cli_loads_no_server_module(tmp_path: Path) -> None:
     # runs a scan and a check in-process, then lists what got loaded
     repository = tmp_path / "acme"

@@ -83,7 +83,6 @@ async def test_wiki_links_and_buffers_that_are_not_on_disk(tmp_path: Path) -> No
     notes = root / "docs/notes.md"  # only in the editor, never saved
     async with session(root) as s:
         s.open(notes, "# Notes\n\nSee [[billing]] and [[architecture#History]] and `calculateTax`.\n")
-        await s.until(lambda: True)
         assert location(await s.definition(notes, 2, 6)) == ((root / "docs/billing.md").as_uri(), 0, 0)
         architecture = root / "docs/architecture.md"
         assert location(await s.definition(notes, 2, 24)) == (architecture.as_uri(),
@@ -256,19 +255,20 @@ async def test_edits_made_while_the_search_index_builds_are_kept(tmp_path: Path)
     async with session(root) as s:
         s.open(architecture)
         text = architecture.read_text(encoding="utf-8")
-        # the index is built in a worker on the first search; the edits arrive while it is being built
-        pending = asyncio.ensure_future(s.command("docbridge.search", "createInvoice", 3))
-        await asyncio.sleep(0.005)  # the request is on its way
+        # the index is built in a worker on the first search; the edits are written right after the request
+        pending = s.client.protocol.send_request("workspace/executeCommand", T.ExecuteCommandParams(
+            command="docbridge.search", arguments=["createInvoice", 3]))
         s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md).\n")
-        s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md) and `src/legacy/exporter.ts`.\n")
-        first = (await pending)["results"][0]
-        assert first["id"] == "module:src/billing/invoice.ts"
+        s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md) and `src/legacy/exporter.ts`; "
+                                           "quokkaledger.\n")
+        first = await asyncio.wrap_future(pending)
+        assert first["results"][0]["id"] == "module:src/billing/invoice.ts"
         last = len(text.split("\n"))
         await s.until(lambda: ("LINK_BROKEN", last) in s.codes(architecture)
                       and ("MENTION_UNRESOLVED", last) in s.codes(architecture))
-        # and the next search sees the edited document
-        found = await s.command("docbridge.search", "runbook-v9", 5)
-        assert found["query"] == "runbook-v9"
+        # and the next search sees the edited document: a word only the edit wrote finds it
+        found = await s.command("docbridge.search", "quokkaledger", 5)
+        assert [r["id"] for r in found["results"]][:1] == ["document:docs/architecture.md"]
 
 
 async def test_unknown_handoff_reference_is_an_error_with_candidates(tmp_path: Path) -> None:

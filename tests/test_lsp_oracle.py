@@ -81,9 +81,18 @@ async def _step(s: Session, root: Path, rng: random.Random, step: int, opened: s
 
 
 async def _settle(s: Session) -> None:
-    await asyncio.sleep(0.3)
-    await s.command("docbridge.search", "settle", 1)  # a round trip: every earlier message was handled
-    await asyncio.sleep(0.3)
+    """Until every earlier message was handled (a round trip) and diagnostics stopped arriving."""
+    await s.command("docbridge.search", "settle", 1)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    quiet_since, last = loop.time(), None
+    while loop.time() - quiet_since < 0.5:
+        current = {uri: tuple((str(d.code), d.range.start.line, d.range.start.character) for d in items)
+                   for uri, items in s.client.diagnostics.items()}
+        if current != last:
+            quiet_since, last = loop.time(), current
+        assert loop.time() < deadline, "diagnostics never settled"
+        await asyncio.sleep(0.05)
 
 
 def _live(s: Session, root: Path) -> set[tuple[str, str, int, int]]:

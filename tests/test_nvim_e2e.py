@@ -35,6 +35,10 @@ EXPECT: dict[str, Any] = {
     "search_first_path": "src/billing/invoice.ts",
     "handoff_ref": "acme-billing",
     "handoff_start": "docs/for-agents/billing.md",
+    "orders_mention_line": 30,
+    "rename_from": "docs/storage.md",
+    "rename_to": "docs/ops/storage.md",
+    "rename_linker": "docs/deployment.md",
 }
 
 # Every check the script must report (a check that is missing is a failure too).
@@ -42,6 +46,7 @@ EXPECTED_CHECKS = [
     "command :DocBridgeSearch exists",
     "command :DocBridgeHandoff exists",
     "command :DocBridgeReindex exists",
+    "command :DocBridgeRename exists",
     "architecture.md has filetype markdown",
     "a docbridge client is attached to docs/architecture.md",
     "the client's root is the fixture copy",
@@ -52,6 +57,7 @@ EXPECTED_CHECKS = [
     "the LINK_BROKEN diagnostic is an error",
     "docbridge/status reports ready",
     "the same client is reused for docs/billing.md",
+    "definition right after opening docs/orders.md lands on the declaration",
     f"docs/billing.md:{EXPECT['mention_line']} mentions createInvoice",
     "textDocument/definition returns a location",
     f"definition opens {EXPECT['definition_file']}",
@@ -73,6 +79,10 @@ EXPECTED_CHECKS = [
     "no buffer is opened for an unknown reference",
     "DocBridgeHandoff without a ref shows the current file's handoff",
     "DocBridgeReindex notifies 'Doc Bridge reindexed N files in S s'",
+    "DocBridgeRename renames the buffer",
+    "the file is at its new path",
+    "the linking document now links to ops/storage.md",
+    "no broken link is reported in the linking document",
 ]
 
 

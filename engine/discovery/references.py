@@ -47,6 +47,7 @@ class ReferenceStatus(StrEnum):
     OUTSIDE_ROOT = "outside-root"
     ANCHOR_MISSING = "anchor-missing"  # the document exists, the `#anchor` does not
     UNRESOLVED = "unresolved"  # looks like a repository path, matches nothing
+    RENAMED = "renamed"  # names an export its module renamed (`candidates` holds the new name)
     EXTERNAL = "external"  # a URL
     IGNORED = "ignored"  # a path the ignore rules exclude
     NONE = "none"  # not a reference after all (prose in backticks)
@@ -155,6 +156,14 @@ class _DocumentResolver:
             if len(owners) > 1 and member is None:
                 return Reference(origin, span, raw, "ambiguous", symbol=name,
                                  candidates=tuple(entity_id(MODULE, o) for o in owners))
+            if not owners and member is None:
+                renamed = self.u.renamed_symbol(name, self.deps)
+                if renamed is not None:
+                    module, new_name = renamed
+                    return Reference(origin, span, raw, "renamed", target_path=module, symbol=name,
+                                     candidates=(new_name,),
+                                     message=f"`{name}` is no longer exported by `{module}`; it was renamed to "
+                                             f"`{new_name}`")
         if path_shaped and "/" not in candidate:
             same = self.u.by_basename(candidate, self.deps)
             if len(same) == 1:

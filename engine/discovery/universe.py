@@ -13,13 +13,14 @@ cache for as long as what the cache reads did not change.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from immutables import Map
-from rapidfuzz import process
+from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.config import Config
@@ -28,6 +29,10 @@ from engine.discovery.layout import Layout, build_layout
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, MarkdownFacts, ModuleFacts, PackageFacts, TsconfigFacts
 
 FUZZY_THRESHOLD = 0.92
+GLOBAL_SUGGESTIONS = 3000  # up to this many paths, a missing path is compared with every one
+NEAR_SUGGESTIONS = 2000  # beyond it, with at most this many paths of its directory
+RENAME_SIMILARITY = 60  # rapidfuzz ratio (0-100) above which a new export is taken for a renamed one
+MAX_RENAMES = 512
 
 Key = tuple[str, ...]
 EMPTY: Map[Any, Any] = Map()
@@ -75,11 +80,13 @@ class Universe:
     reexporters: Map[str, frozenset[str]] = EMPTY  # symbol -> modules only re-exporting it
     basenames: Map[str, frozenset[str]] = EMPTY  # file name -> documents and modules with that name
     stems: Map[str, frozenset[str]] = EMPTY  # lower-cased document stem -> documents
+    renamed: Map[str, tuple[str, str]] = EMPTY  # a vanished export -> (its module, the export that replaced it)
     layout: Layout | None = None
     _fuzzy: _Matches = field(default_factory=_Matches)  # documents, modules and areas
     _suggest: _Matches = field(default_factory=_Matches)  # every path and area
     _packages: _PackageNames = field(default_factory=_PackageNames)
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
+    _sorted: dict[str, list[str]] = field(default_factory=dict)  # sorted keys of the path indexes
 
     # ---- what exists
 
@@ -91,6 +98,14 @@ class Universe:
         """Every file the model knows, analyzed or not (unsorted)."""
         for mapping in (self.documents, self.modules, self.manifests, self.tsconfigs, self.other):
             yield from mapping.keys()
+
+    def sorted_paths(self, index: str) -> list[str]:
+        """The sorted keys of `documents`, `modules`, `other` or `dir_counts` (memoised while no path comes
+        or goes: the value survives edits that only change a file's content)."""
+        found = self._sorted.get(index)
+        if found is None:
+            found = self._sorted[index] = sorted(getattr(self, index).keys())
+        return found
 
     def facts(self, path: str) -> Any | None:
         return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
@@ -143,6 +158,11 @@ class Universe:
             return sorted(owners)
         return sorted(self.reexporters.get(name, ()))
 
+    def renamed_symbol(self, name: str, deps: set[Key]) -> tuple[str, str] | None:
+        """(module, new name) when `name` stopped being exported because its module renamed it."""
+        deps.add(("sym", name))
+        return self.renamed.get(name)
+
     def export_position(self, module: str, name: str) -> tuple[int, int] | None:
         facts = self.modules.get(module)
         if facts is None:
@@ -181,7 +201,10 @@ class Universe:
         return list(cached)
 
     def suggest(self, target: str, limit: int = 3, cutoff: float = 0.9) -> list[str]:
-        """Paths close to a missing one, best first (for remediation text and quick fixes)."""
+        """Paths close to a missing one, best first (for remediation text and quick fixes). In a large
+        repository (more than `GLOBAL_SUGGESTIONS` paths) only the likely places are compared: the missing
+        path's directory and the files that bear its name elsewhere (a moved file), so that typing a new link
+        costs a few comparisons, not one per file of the repository."""
         memo = self._suggest
         if memo.choices is None:
             assert self.layout is not None
@@ -193,10 +216,26 @@ class Universe:
         key = (target, limit, cutoff)
         cached = memo.found.get(key)
         if cached is None:
-            found = process.extract(target, memo.choices, scorer=JaroWinkler.normalized_similarity,
-                                    limit=limit, score_cutoff=cutoff)
+            choices: list[str] = memo.choices
+            if len(choices) > GLOBAL_SUGGESTIONS:
+                choices = self._likely_places(memo.choices, target)
+            found = process.extract(target, choices, scorer=JaroWinkler.normalized_similarity,
+                                    limit=limit, score_cutoff=cutoff) if choices else []
             cached = memo.found[key] = [c for c, _, _ in found]
         return list(cached)
+
+    def _likely_places(self, ordered: list[str], target: str) -> list[str]:
+        """The paths in `target`'s directory (and below it), and the files with its name anywhere."""
+        directory = dirname(target)
+        prefix = f"{directory}/" if directory else ""
+        start = bisect.bisect_left(ordered, prefix)
+        near = []
+        for path in ordered[start:start + NEAR_SUGGESTIONS] if prefix else ordered[:NEAR_SUGGESTIONS]:
+            if prefix and not path.startswith(prefix):
+                break
+            near.append(path)
+        named = self.basenames.get(target.rsplit("/", 1)[-1], frozenset())
+        return sorted(set(near) | set(named))
 
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
         if directory in self._tsconfig_for_dir:
@@ -233,6 +272,7 @@ class UniverseBuilder:
         self.reexporters = base.reexporters.mutate()
         self.basenames = base.basenames.mutate()
         self.stems = base.stems.mutate()
+        self.renamed = base.renamed.mutate()
         self.names_changed = False  # documents or modules came or went: fuzzy choices change
         self.paths_changed = False  # any file came or went: suggestions change
         self.tsconfigs_changed = False
@@ -336,7 +376,23 @@ class UniverseBuilder:
         for name, declared in after - before:
             self._add(self.owners if declared else self.reexporters, name, new.path)
             keys.add(("sym", name))
+        self._note_renames(new.path, {n for n, d in before - after if d}, {n for n, d in after - before if d})
         return keys
+
+    def _note_renames(self, module: str, gone: set[str], came: set[str]) -> None:
+        """Remember which vanished exports a module renamed (one went, a similar one came in the same change),
+        so that documents still naming the old one can be offered the new one."""
+        for name in came:
+            self.renamed.pop(name, None)
+        for old in sorted(gone):
+            if self.owners.get(old) or not came:
+                continue
+            scored = sorted(((fuzz.ratio(old.lower(), new.lower()), new) for new in came), reverse=True)
+            score, best = scored[0]
+            if score >= RENAME_SIMILARITY or (len(gone) == 1 and len(came) == 1):
+                if len(self.renamed) >= MAX_RENAMES:
+                    break
+                self.renamed[old] = (module, best)
 
     def _index(self, facts: Any, keys: set[Key]) -> None:
         if isinstance(facts, MarkdownFacts):
@@ -355,6 +411,8 @@ class UniverseBuilder:
                     continue
                 self._add(self.owners if export.declared else self.reexporters, export.name, facts.path)
                 keys.add(("sym", export.name))
+                if export.declared:
+                    self.renamed.pop(export.name, None)
         elif isinstance(facts, PackageFacts):
             self.manifests[facts.path] = facts
             self.layout_wanted = True
@@ -430,11 +488,13 @@ class UniverseBuilder:
             config=base.config, rules=base.rules, documents=self.documents.finish(), modules=modules,
             manifests=manifests, tsconfigs=self.tsconfigs.finish(), other=self.other.finish(),
             dir_counts=self.dir_counts.finish(), owners=self.owners.finish(), reexporters=self.reexporters.finish(),
-            basenames=self.basenames.finish(), stems=self.stems.finish(), layout=layout,
+            basenames=self.basenames.finish(), stems=self.stems.finish(), renamed=self.renamed.finish(),
+            layout=layout,
             _fuzzy=_Matches() if self.names_changed else base._fuzzy,
             _suggest=_Matches() if self.paths_changed or rebuilt else base._suggest,
             _packages=_PackageNames() if rebuilt else base._packages,
-            _tsconfig_for_dir={} if self.tsconfigs_changed else base._tsconfig_for_dir)
+            _tsconfig_for_dir={} if self.tsconfigs_changed else base._tsconfig_for_dir,
+            _sorted={} if self.paths_changed else base._sorted)
         return universe, keys, rebuilt
 
 

@@ -3,7 +3,7 @@
 -- Run by tests/test_nvim_e2e.py:
 --   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=<repo>/editors/nvim" -c "luafile <this file>"
 -- with the environment:
---   DOCBRIDGE_E2E_ROOT    a copy of fixtures/acme (it is opened, never written)
+--   DOCBRIDGE_E2E_ROOT    a copy of fixtures/acme (the rename step moves a document in it)
 --   DOCBRIDGE_E2E_CMD     the absolute path of docbridge-lsp
 --   DOCBRIDGE_E2E_REPORT  where to write the JSON report of every check
 --   DOCBRIDGE_E2E_TIMEOUT_MS  how long to wait for the server (default 30000)
@@ -24,6 +24,10 @@ local EXPECT = {
   search_first_path = "src/billing/invoice.ts",
   handoff_ref = "acme-billing",
   handoff_start = "docs/for-agents/billing.md",
+  orders_mention_line = 30, -- docs/orders.md, 1-based: 3. issues the invoice through `createInvoice` ...
+  rename_from = "docs/storage.md",
+  rename_to = "docs/ops/storage.md",
+  rename_linker = "docs/deployment.md", -- links to storage.md#migrations
 }
 local given = os.getenv("DOCBRIDGE_E2E_EXPECT")
 if given and given ~= "" then
@@ -133,7 +137,7 @@ local function run()
       table.insert(attached, { client = client.id, bufnr = bufnr })
     end,
   })
-  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex" }) do
+  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename" }) do
     check("command :" .. command .. " exists", vim.fn.exists(":" .. command) == 2)
   end
 
@@ -204,6 +208,25 @@ local function run()
     found ~= nil and found.severity == vim.diagnostic.severity.ERROR,
     found and tostring(found.severity) or "no diagnostic"
   )
+  -- 1b. a second document, opened and asked for a definition at once (no waiting for its diagnostics) ----
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/docs/orders.md"))
+  local orders = vim.api.nvim_get_current_buf()
+  local orders_line = vim.api.nvim_buf_get_lines(orders, EXPECT.orders_mention_line - 1, EXPECT.orders_mention_line,
+    false)[1] or ""
+  local orders_col = orders_line:find("createInvoice", 1, true)
+  vim.api.nvim_win_set_cursor(0, { EXPECT.orders_mention_line, (orders_col or 1) - 1 + 2 })
+  local at_once = vim.lsp.buf_request_sync(orders, "textDocument/definition",
+    vim.lsp.util.make_position_params(0, client.offset_encoding), timeout) or {}
+  local answer = (at_once[client.id] or {}).result
+  answer = type(answer) == "table" and answer[1] ~= nil and answer[1] or answer
+  check(
+    "definition right after opening docs/orders.md lands on the declaration",
+    type(answer) == "table" and ends_with(answer.uri or "", EXPECT.definition_file)
+      and answer.range.start.line + 1 == EXPECT.definition_line,
+    vim.inspect(at_once)
+  )
+  vim.cmd("buffer " .. arch)
+
   -- docbridge/status "ready" follows the diagnostics the scan published
   vim.wait(timeout, function()
     local current = require("docbridge").status(client.id)
@@ -380,7 +403,43 @@ local function run()
     (report.notifications[#report.notifications] or {}).message)
 end
 
-local ok, err = xpcall(run, debug.traceback)
+local function rename()
+  -- 9. :DocBridgeRename moves a document and rewrites the links to it -------------------------------------
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. EXPECT.rename_linker))
+  local linker = vim.api.nvim_get_current_buf()
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. EXPECT.rename_from))
+  local moved = vim.api.nvim_get_current_buf()
+  vim.wait(timeout, function()
+    return #docbridge_clients(moved) > 0
+  end, 20)
+  vim.cmd("DocBridgeRename " .. vim.fn.fnameescape(root .. "/" .. EXPECT.rename_to))
+  local done = vim.wait(timeout, function()
+    return ends_with(vim.api.nvim_buf_get_name(moved), EXPECT.rename_to)
+  end, 20)
+  timing("rename")
+  check("DocBridgeRename renames the buffer", done, vim.api.nvim_buf_get_name(moved))
+  check("the file is at its new path", vim.loop.fs_stat(root .. "/" .. EXPECT.rename_to) ~= nil
+    and vim.loop.fs_stat(root .. "/" .. EXPECT.rename_from) == nil)
+  local linking = buffer_text(linker)
+  check("the linking document now links to ops/storage.md", linking:find("(ops/storage.md#migrations)", 1, true) ~= nil,
+    linking:sub(1, 2000))
+  vim.cmd("silent wall")
+  vim.cmd("buffer " .. linker)
+  local clean = vim.wait(timeout, function()
+    for _, d in ipairs(vim.diagnostic.get(linker)) do
+      if diagnostic_code(d) == "LINK_BROKEN" then
+        return false
+      end
+    end
+    return true
+  end, 50)
+  check("no broken link is reported in the linking document", clean)
+end
+
+local ok, err = xpcall(function()
+  run()
+  rename()
+end, debug.traceback)
 if not ok then
   check("the test script ran without errors", false, err)
 end

@@ -159,6 +159,23 @@ end
 --- Handlers for the server's custom notifications; add them to a client started another way (lspconfig).
 M.handlers = { ["docbridge/status"] = status_handler }
 
+--- The client tells the server it sends willRenameFiles/didRenameFiles (:DocBridgeRename does, and so do
+--- file-explorer plugins on Neovim 0.10+), so that rename edits may move files.
+local function with_file_operations(capabilities)
+  capabilities = vim.deepcopy(capabilities)
+  capabilities.workspace = capabilities.workspace or {}
+  capabilities.workspace.fileOperations = vim.tbl_extend("keep", capabilities.workspace.fileOperations or {}, {
+    dynamicRegistration = false,
+    willRename = true,
+    didRename = true,
+  })
+  capabilities.workspace.workspaceEdit = vim.tbl_extend("keep", capabilities.workspace.workspaceEdit or {}, {
+    documentChanges = true,
+    resourceOperations = { "rename" },
+  })
+  return capabilities
+end
+
 local function client_config(root)
   local config = M.config
   local settings = normalize_settings(config.settings)
@@ -169,7 +186,7 @@ local function client_config(root)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
     settings = settings,
     init_options = { docbridge = settings.docbridge },
-    capabilities = config.capabilities or vim.lsp.protocol.make_client_capabilities(),
+    capabilities = with_file_operations(config.capabilities or vim.lsp.protocol.make_client_capabilities()),
     handlers = vim.tbl_extend("force", {}, M.handlers, config.handlers or {}),
     on_attach = config.on_attach,
     on_exit = function(_, _, client_id)
@@ -485,6 +502,60 @@ function M.reindex()
   end)
 end
 
+-- ------------------------------------------------------------------------------------------ rename
+
+--- Move the current buffer's file (or `old`) to `new` and keep every reference to it right: the server's
+--- workspace/willRenameFiles edit is applied to the documents that link to it (left modified, as any
+--- rename edit), the file is moved, the buffer follows, and the server is told with didRenameFiles.
+function M.rename_file(new, old)
+  local bufnr = api.nvim_get_current_buf()
+  old = vim.fn.fnamemodify(old or api.nvim_buf_get_name(bufnr), ":p")
+  if new == nil or new == "" then
+    notify("give the new path: :DocBridgeRename {new path}", vim.log.levels.ERROR)
+    return
+  end
+  new = vim.fn.fnamemodify(new, ":p")
+  if exists(new) then
+    notify(new .. " already exists", vim.log.levels.ERROR)
+    return
+  end
+  local client = M.client(bufnr)
+  local files = { { oldUri = vim.uri_from_fname(old), newUri = vim.uri_from_fname(new) } }
+  local function move()
+    if vim.bo[bufnr].modified then
+      api.nvim_buf_call(bufnr, function()
+        vim.cmd("silent write")
+      end)
+    end
+    vim.fn.mkdir(vim.fn.fnamemodify(new, ":h"), "p")
+    local ok, err = uv.fs_rename(old, new)
+    if not ok then
+      notify("could not move " .. old .. ": " .. tostring(err), vim.log.levels.ERROR)
+      return
+    end
+    api.nvim_buf_call(bufnr, function()
+      vim.cmd("silent keepalt file " .. vim.fn.fnameescape(new))
+      vim.cmd("silent edit!")
+    end)
+    if client and not is_stopped(client) then
+      client.notify("workspace/didRenameFiles", { files = files })
+    end
+    notify("moved to " .. vim.fn.fnamemodify(new, ":."))
+  end
+  if not client then
+    move()
+    return
+  end
+  client_request(client, "workspace/willRenameFiles", { files = files }, function(err, edit)
+    if err then
+      notify("rename edits failed: " .. error_message(err), vim.log.levels.ERROR)
+    elseif edit then
+      vim.lsp.util.apply_workspace_edit(edit, client.offset_encoding or "utf-16")
+    end
+    move()
+  end, bufnr)
+end
+
 -- ------------------------------------------------------------------------------------------ setup
 
 local function create_commands()
@@ -497,6 +568,9 @@ local function create_commands()
   api.nvim_create_user_command("DocBridgeReindex", function()
     M.reindex()
   end, { nargs = 0, desc = "Doc Bridge: rescan the workspace" })
+  api.nvim_create_user_command("DocBridgeRename", function(args)
+    M.rename_file(args.args)
+  end, { nargs = 1, complete = "file", desc = "Doc Bridge: move this file and update every link to it" })
 end
 
 function M.setup(opts)

@@ -1,0 +1,74 @@
+"""The text of a file as the model knows it: the editor buffer its facts came from, else the file on disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from engine.state import ModelState
+
+MAX_DISK_BYTES = 8 * 1024 * 1024
+
+
+class _DiskLines:
+    """Lines of files that are not open in an editor, by path and modification time (a small LRU)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.cache: OrderedDict[Path, tuple[int, int, list[str]]] = OrderedDict()
+        self.lock = threading.Lock()  # readers on worker threads share it with the server's thread
+
+    def lines(self, path: Path) -> list[str] | None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        with self.lock:
+            cached = self.cache.get(path)
+            if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
+                self.cache.move_to_end(path)
+                return cached[2]
+        if stat.st_size > MAX_DISK_BYTES:
+            return None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().split("\n")
+        except OSError:
+            return None
+        with self.lock:
+            self.cache[path] = (stat.st_mtime_ns, stat.st_size, lines)
+            if len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        return lines
+
+
+_DISK = _DiskLines()
+_SPLIT: dict[int, tuple[str, list[str]]] = {}  # id(buffer text) -> its lines, for the few open buffers
+
+
+def lines_of(state: ModelState, path: str) -> list[str] | None:
+    """Every line of `path` (without line ends), or None when it is neither open nor readable."""
+    text = state.text_of(path)
+    if text is None:
+        return _DISK.lines(state.root / path)
+    cached = _SPLIT.get(id(text))
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    lines = text.split("\n")
+    if len(_SPLIT) > 64:
+        _SPLIT.clear()
+    _SPLIT[id(text)] = (text, lines)
+    return lines
+
+
+def line_of(state: ModelState, path: str, line: int) -> str | None:
+    """One line's text (without its line end), or None."""
+    lines = lines_of(state, path)
+    if lines is None or not 0 <= line < len(lines):
+        return None
+    return lines[line].rstrip("\r")
+
+
+__all__ = ["line_of", "lines_of"]

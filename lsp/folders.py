@@ -1,0 +1,198 @@
+"""Workspace folders: each holds one engine Workspace (the folder's current model state) and applies the
+editor's changes to it in the order they arrive.
+
+A change is applied at once, on the event loop, when it is cheap (an ordinary buffer edit); a costly one (a
+very large buffer, a `package.json` that re-resolves everything) is computed in a worker thread from the state
+current when its turn comes, and every later change waits its turn behind it. A request asks `settled(seq)`
+first: it then sees every change the client sent before it, and nothing waits for work that came after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.config import Config
+from engine.state import ModelState
+from engine.transitions import Change, apply_changes, costly
+from engine.workspace import Workspace
+from lsp.positions import uri_to_path
+
+log = logging.getLogger("docbridge.lsp")
+
+
+@dataclass(slots=True)
+class Folder:
+    root: Path
+    uri: str
+    refused: str | None = None  # why this folder is not scanned (home directory, filesystem root)
+    workspace: Workspace | None = None  # None until the first scan finishes
+    config: Config | None = None
+    scanning: bool = False
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once a model is installed
+    # changes seen while a scan runs (path -> buffer text, or None for the disk): applied to the scan's result
+    touched: dict[str, str | None] = field(default_factory=dict)
+    provisional: dict[str, tuple[str, ModelState]] = field(default_factory=dict)
+    walked: list[str] = field(default_factory=list)  # the paths a running first scan has walked
+    # uri -> (relative path, signature of what was last published), for files with diagnostics
+    published: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
+    published_index: Any = None  # the findings index diagnostics were last published from
+    findings_total: int = 0
+    timer: Any = None  # the debounced diagnostics call
+    forced: set[str] = field(default_factory=set)  # files to publish at the next call even if unchanged
+    indexing: dict[int, asyncio.Future[Any]] = field(default_factory=dict)  # revision -> retriever build
+    index_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    scan_started: float = 0.0
+    # the change pipeline
+    received: int = 0
+    applied: int = 0
+    backlog: collections.deque[tuple[int, list[Change]]] = field(default_factory=collections.deque)
+    runner: asyncio.Task[None] | None = None
+    waiters: list[tuple[int, asyncio.Future[None]]] = field(default_factory=list)
+    on_change: Callable[[Folder], None] | None = None  # called after every change to the model
+
+    @property
+    def state(self) -> ModelState | None:
+        return self.workspace.state if self.workspace is not None else None
+
+    def relative(self, path: Path) -> str | None:
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            try:
+                return path.relative_to(self.root).as_posix()
+            except ValueError:
+                return None
+
+    # ---- changes in order
+
+    def change(self, changes: list[Change]) -> None:
+        """Apply the editor's changes: now when cheap and nothing is waiting, else in order after the rest."""
+        if self.scanning:
+            for change in changes:
+                self.touched[change.path] = change.text
+        if self.workspace is None:
+            return
+        self.received += 1
+        if not self.backlog and self.runner is None and not costly(changes):
+            self._install(apply_changes(self.workspace.state, changes)[0])
+            self.applied = self.received
+            return
+        self.backlog.append((self.received, changes))
+        if self.runner is None:
+            self.runner = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self.backlog:
+                seq, changes = self.backlog.popleft()
+                workspace = self.workspace
+                if workspace is not None:
+                    try:
+                        if costly(changes):
+                            state = await asyncio.to_thread(apply_changes, workspace.state, changes)
+                        else:
+                            state = apply_changes(workspace.state, changes)
+                        if self.workspace is workspace:
+                            self._install(state[0])
+                    except Exception:
+                        log.exception("applying a change failed")
+                self.applied = seq
+                self._wake()
+        finally:
+            self.runner = None
+            self.applied = self.received
+            self._wake()
+
+    def _install(self, state: ModelState) -> None:
+        assert self.workspace is not None
+        if state is self.workspace.state:
+            return
+        self.workspace.install(state)
+        if self.on_change is not None:
+            self.on_change(self)
+
+    def _wake(self) -> None:
+        waiting = []
+        for seq, future in self.waiters:
+            if seq <= self.applied:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                waiting.append((seq, future))
+        self.waiters = waiting
+
+    async def settled(self) -> None:
+        """Wait until every change received so far is applied (at once when nothing is in the backlog)."""
+        wanted = self.received
+        if self.applied >= wanted:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append((wanted, future))
+        await future
+
+
+def refusal(root: Path) -> str | None:
+    """Why a folder must not be scanned: a home directory or a filesystem root is not a project."""
+    resolved = root.resolve()
+    if resolved.parent == resolved:
+        return f"{resolved} is the filesystem root"
+    try:
+        if resolved == Path.home().resolve():
+            return f"{resolved} is your home directory"
+    except RuntimeError:
+        pass
+    return None
+
+
+class Folders:
+    """The workspace folders of a session, and which one holds a URI."""
+
+    def __init__(self) -> None:
+        self.by_root: dict[str, Folder] = {}
+
+    def __iter__(self) -> Any:
+        return iter(list(self.by_root.values()))
+
+    def __len__(self) -> int:
+        return len(self.by_root)
+
+    def add(self, uri: str) -> Folder | None:
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        root = path.resolve()
+        folder = self.by_root.get(str(root))
+        if folder is None:
+            folder = Folder(root=root, uri=uri, refused=refusal(root))
+            self.by_root[str(root)] = folder
+        return folder
+
+    def remove(self, uri: str) -> Folder | None:
+        path = uri_to_path(uri)
+        return self.by_root.pop(str(path.resolve()), None) if path else None
+
+    def locate(self, uri: str) -> tuple[Folder | None, str | None]:
+        """The folder that holds `uri` (the deepest), and the repository-relative path in it."""
+        path = uri_to_path(uri)
+        if path is None:
+            return None, None
+        resolved = path.resolve() if path.exists() else path
+        best: Folder | None = None
+        for folder in self.by_root.values():
+            if folder.refused:
+                continue
+            if (resolved == folder.root or folder.root in resolved.parents) and (
+                    best is None or len(str(folder.root)) > len(str(best.root))):
+                best = folder
+        if best is None:
+            return None, None
+        return best, best.relative(resolved)
+
+
+__all__ = ["Folder", "Folders", "refusal"]

@@ -1,0 +1,92 @@
+"""Initialization, workspace folders coming and going, and configuration changes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from lsprotocol import types as T
+
+from lsp import scanning
+from lsp.positions import UTF16
+from lsp.server import DocBridgeServer
+
+log = logging.getLogger("docbridge.lsp")
+WATCHED = "**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}"
+RENAME_FILTERS = T.FileOperationRegistrationOptions(filters=[
+    T.FileOperationFilter(pattern=T.FileOperationPattern(
+        glob="**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}", matches=T.FileOperationPatternKind.File)),
+    T.FileOperationFilter(pattern=T.FileOperationPattern(glob="**", matches=T.FileOperationPatternKind.Folder)),
+])
+
+
+def register(server: DocBridgeServer) -> None:
+    @server.feature(T.INITIALIZE)
+    def initialize(ls: DocBridgeServer, params: T.InitializeParams) -> None:
+        ls.convert.encoding = ls.workspace.position_encoding or UTF16
+        ls.convert.buffers = ls.workspace
+        folders = params.workspace_folders or []
+        if not folders and params.root_uri:
+            folders = [T.WorkspaceFolder(uri=params.root_uri, name=Path(params.root_uri).name)]
+        for folder in folders:
+            added = ls.folders.add(folder.uri)
+            if added is not None:
+                scanning.prepare(ls, added)
+        options = params.initialization_options
+        if isinstance(options, dict):
+            ls.apply_settings(options.get("docbridge", options))
+
+    @server.feature(T.INITIALIZED)
+    async def initialized(ls: DocBridgeServer, params: T.InitializedParams) -> None:
+        for folder in ls.folders:  # scans start now; settings and registrations follow while they run
+            if folder.refused:
+                ls.window_show_message(T.ShowMessageParams(
+                    type=T.MessageType.Warning,
+                    message=f"Doc Bridge does not scan {folder.refused}. Open a project folder; until then only "
+                            f"the open file is analyzed."))
+                continue
+            ls.spawn(scanning.scan(ls, folder))
+        await ls.pull_settings()
+        watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
+        if watched and watched.dynamic_registration:
+            try:
+                await ls.client_register_capability_async(T.RegistrationParams(registrations=[T.Registration(
+                    id="docbridge-watched-files", method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=T.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                        T.FileSystemWatcher(glob_pattern=WATCHED),
+                        T.FileSystemWatcher(glob_pattern="**/package.json"),
+                        T.FileSystemWatcher(glob_pattern="**/{tsconfig,jsconfig}.json"),
+                        T.FileSystemWatcher(glob_pattern="**/{doc-bridge.config.json,.gitignore}"),
+                    ]))]))
+            except Exception:
+                log.debug("watched-file registration failed", exc_info=True)
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: DocBridgeServer, params: T.DidChangeWorkspaceFoldersParams) -> None:
+        for removed in params.event.removed:
+            folder = ls.folders.remove(removed.uri)
+            if folder is not None:
+                for uri in list(folder.published):
+                    ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        for added in params.event.added:
+            folder = ls.folders.add(added.uri)
+            if folder is None:
+                continue
+            if folder.refused:
+                ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning,
+                                                           message=f"Doc Bridge does not scan {folder.refused}."))
+            elif folder.workspace is None and not folder.scanning:
+                scanning.prepare(ls, folder)
+                ls.spawn(scanning.scan(ls, folder))
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(ls: DocBridgeServer, params: T.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get("docbridge"), dict):
+            ls.apply_settings(settings["docbridge"])
+        else:
+            await ls.pull_settings()
+
+
+
+__all__ = ["RENAME_FILTERS", "WATCHED", "register"]

@@ -1,0 +1,155 @@
+"""Scanning a folder: in a worker thread, with work-done progress; the result becomes the folder's model.
+
+The scan reads the disk. Whatever the editor changed while it ran (buffer edits, files changed on disk) is
+applied to its result before it is installed, so the new model equals the files as the editor sees them.
+Until the first scan is installed, requests on open Markdown buffers are answered provisionally (see
+`engine.ide.provisional`); a rescan (configuration changed, `docbridge.reindex`) leaves the previous model
+serving, and edits keep going into it meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as T
+
+from engine.config import ConfigError, load_config
+from engine.scan import scan_state
+from engine.transitions import Change, apply_changes
+from engine.workspace import Workspace
+from lsp import diagnostics
+from lsp.folders import Folder
+
+if TYPE_CHECKING:
+    from lsp.server import DocBridgeServer
+
+log = logging.getLogger("docbridge.lsp")
+
+
+def prepare(server: DocBridgeServer, folder: Folder) -> None:
+    """Load the folder's configuration (for provisional answers during its first scan)."""
+    if folder.config is None and not folder.refused:
+        try:
+            folder.config = load_config(folder.root)
+        except ConfigError:
+            folder.config = None  # the scan reports it
+        except Exception:
+            log.exception("loading the configuration of %s failed", folder.root)
+
+
+async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial") -> None:
+    """Scan a folder in a worker thread, then install the new model (with the editor's changes since)."""
+    if folder.refused or folder.scanning:
+        return
+    folder.scanning = True
+    # open buffers win over the disk: the scan's result gets every one of them (and edits made meanwhile)
+    folder.touched = {path: "" for uri in list(server.workspace.text_documents)
+                      for owner, path in [server.folders.locate(uri)] if owner is folder and path is not None}
+    folder.scan_started = time.perf_counter()
+    server.status(folder, "scanning")
+    token = str(uuid.uuid4())
+    progress = bool(server.client_capabilities.window and server.client_capabilities.window.work_done_progress)
+    loop = asyncio.get_running_loop()
+    if progress:
+        try:
+            await server.work_done_progress.create_async(token)
+            server.work_done_progress.begin(token, T.WorkDoneProgressBegin(
+                title="Doc Bridge", message=f"scanning {folder.root.name}", percentage=0, cancellable=False))
+        except Exception:
+            progress = False
+    last = [0.0]
+
+    def report(phase: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if not progress or now - last[0] < 0.2:
+            return
+        last[0] = now
+        percentage = int(100 * done / total) if total else 0
+        loop.call_soon_threadsafe(_report, server, token, f"{phase} {done}/{total}", percentage)
+
+    def end(message: str) -> None:
+        if progress:
+            try:
+                server.work_done_progress.end(token, T.WorkDoneProgressEnd(message=message))
+            except Exception:
+                log.debug("progress end failed", exc_info=True)
+
+    try:
+        config = await asyncio.to_thread(load_config, folder.root)
+        folder.config = config
+        previous = folder.state
+        revision = previous.revision + 1 if previous is not None else 1
+        def walked(paths: list[str]) -> None:
+            loop.call_soon_threadsafe(setattr, folder, "walked", paths)
+
+        state = await asyncio.to_thread(scan_state, folder.root, config, progress=report, revision=revision,
+                                        jobs=os.cpu_count() or 1, on_walk=walked)
+        while True:  # what the editor changed while the disk was read, until nothing new came
+            while folder.touched:
+                touched, folder.touched = folder.touched, {}
+                changes = [Change(path, _buffer(server, folder, path, text))
+                           for path, text in sorted(touched.items())]
+                state = (await asyncio.to_thread(apply_changes, state, changes))[0]
+            await folder.settled()  # edits still queued on the previous model are recorded in `touched` too
+            if not folder.touched:
+                break
+    except ConfigError as exc:
+        folder.scanning = False
+        folder.touched = {}
+        server.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=f"Doc Bridge: {exc}"))
+        server.status(folder, "error", str(exc))
+        end("configuration error")
+        return
+    except Exception as exc:  # a scan must never take the server down
+        folder.scanning = False
+        folder.touched = {}
+        log.exception("scan failed")
+        server.log("error", f"Doc Bridge: scanning {folder.root} failed: {exc}")
+        server.status(folder, "error", str(exc))
+        end("failed")
+        return
+    if server.folders.by_root.get(str(folder.root)) is not folder:  # removed while scanning
+        end("folder removed")
+        return
+    if folder.workspace is None:
+        folder.workspace = Workspace(folder.root, config)
+    folder.workspace.config = config
+    folder.workspace.install(state)
+    folder.on_change = lambda changed: diagnostics.schedule(server, changed)
+    folder.scanning = False
+    folder.provisional.clear()
+    folder.walked = []
+    folder.indexing.clear()
+    folder.ready.set()
+    seconds = time.perf_counter() - folder.scan_started
+    server.log("info", f"Doc Bridge: {reason} scan of {folder.root} took {seconds:.2f}s "
+                       f"({len(state.facts)} files, {state.scan.reused} from cache)")
+    end(f"{len(state.facts)} files")
+    server.status(folder, "ready")
+    opened = frozenset(path for uri in list(server.workspace.text_documents)
+                       for owner, path in [server.folders.locate(uri)] if owner is folder and path is not None)
+    await diagnostics.publish_everything(server, folder, first=opened)
+
+
+def _buffer(server: DocBridgeServer, folder: Folder, path: str, text: str | None) -> str | None:
+    """The text to analyze for a path changed during a scan: its open buffer's newest text, else the disk."""
+    if text is None:
+        return None
+    uri = server.convert.uri(folder, path)
+    current = server.convert.buffer_text(uri)
+    return current if current is not None else None
+
+
+def _report(server: DocBridgeServer, token: str, message: str, percentage: int) -> None:
+    try:
+        server.work_done_progress.report(token, T.WorkDoneProgressReport(message=message, percentage=percentage))
+    except Exception:
+        log.debug("progress report failed", exc_info=True)
+
+
+__all__ = ["prepare", "scan"]

@@ -1,0 +1,219 @@
+"""Every request sees the text sent before it: a `didChange` (or `didOpen`) and a request written in one write
+get an answer about the new text, while the first scan runs and while a search index is being built.
+
+The repository is the acme fixture plus a few thousand generated files, so that its first scan is still
+running when the requests are sent (the test checks that it was). Expected answers come from the fixture
+files (`find`) and from the text the test itself sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import copy_fixture
+from lsp_client import RawClient
+
+from engine.synthetic import generate
+
+NEW_LINES = ("\n## Freshly written\n\n"
+             "See [sessions](auth.md#sessions), [the orders guide](orders.md) and `calculateTax`.\n"
+             "Back to [this section](#freshly-written); broken: [gone](./nowhere-at-all.md).\n"
+             "zanzibarquokka is a word only this edit contains.\n"
+             "Type here: [next](./aut")
+
+
+def find(path: Path | str, needle: str, text: str | None = None) -> tuple[int, int]:
+    source = text if text is not None else Path(path).read_text(encoding="utf-8")
+    for number, line in enumerate(source.split("\n")):
+        column = line.find(needle)
+        if column >= 0:
+            return number, column
+    raise AssertionError(f"{needle!r} not found")
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def big_acme(tmp_path: Path, padding: int) -> Path:
+    root = copy_fixture("acme", tmp_path)
+    generate(root / "padding", padding)
+    return root
+
+
+async def start(root: Path) -> RawClient:
+    client = await RawClient.start()
+    capabilities = {"workspace": {"workspaceEdit": {"documentChanges": True, "resourceOperations": ["rename"]}},
+                    "textDocument": {"hover": {"contentFormat": ["markdown"]}}}
+    await client.request(0, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities,
+                                           "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]}, 60)
+    client.send({"method": "initialized", "params": {}})
+    return client
+
+
+def ready(client: RawClient) -> bool:
+    return any(n["method"] == "docbridge/status" and n["params"]["state"] == "ready" for n in client.notifications)
+
+
+def diagnostics_for(client: RawClient, uri: str) -> list[list[dict[str, Any]]]:
+    return [n["params"]["diagnostics"] for n in client.notifications
+            if n["method"] == "textDocument/publishDiagnostics" and n["params"]["uri"] == uri]
+
+
+async def until(predicate: Any, timeout: float = 120) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+def requests_about_the_new_text(uri: str, text: str, first_id: int) -> list[dict[str, Any]]:
+    """One request of every kind, each about something only the new text contains."""
+    def at(needle: str, offset: int = 1) -> dict[str, int]:
+        line, column = find("", needle, text)
+        return {"line": line, "character": column + offset}
+
+    document = {"uri": uri}
+    broken = at("[gone](./nowhere-at-all.md)", 0)
+    return [
+        {"id": first_id, "method": "textDocument/definition",
+         "params": {"textDocument": document, "position": at("[sessions]")}},
+        {"id": first_id + 1, "method": "textDocument/hover",
+         "params": {"textDocument": document, "position": at("[the orders guide]")}},
+        {"id": first_id + 2, "method": "textDocument/references",
+         "params": {"textDocument": document, "position": at("## Freshly written", 4),
+                    "context": {"includeDeclaration": False}}},
+        {"id": first_id + 3, "method": "textDocument/completion",
+         "params": {"textDocument": document, "position": at("[next](./aut", len("[next](./aut"))}},
+        {"id": first_id + 4, "method": "textDocument/codeAction", "params": {
+            "textDocument": document, "range": {"start": broken, "end": broken},
+            "context": {"only": ["quickfix"], "diagnostics": [{
+                "range": {"start": broken, "end": broken}, "message": "Link target does not exist.",
+                "source": "docbridge", "code": "LINK_BROKEN",
+                "data": {"code": "LINK_BROKEN", "candidates": ["docs/storage.md"]}}]}}},
+        {"id": first_id + 5, "method": "textDocument/documentLink", "params": {"textDocument": document}},
+        {"id": first_id + 6, "method": "textDocument/documentSymbol", "params": {"textDocument": document}},
+        {"id": first_id + 7, "method": "textDocument/definition",
+         "params": {"textDocument": document, "position": at("`calculateTax`", 3)}},
+        {"id": first_id + 8, "method": "workspace/executeCommand",
+         "params": {"command": "docbridge.search", "arguments": ["zanzibarquokka", 5]}},
+    ]
+
+
+def check_answers(root: Path, answers: dict[int, dict[str, Any]], first_id: int, text: str) -> None:
+    def result(offset: int) -> Any:
+        answer = answers[first_id + offset]
+        assert "error" not in answer, answer
+        return answer["result"]
+
+    auth, orders, tax = root / "docs/auth.md", root / "docs/orders.md", root / "src/billing/tax.ts"
+    definition = result(0)
+    definition = definition[0] if isinstance(definition, list) else definition
+    assert definition["uri"] == auth.as_uri() and definition["range"]["start"]["line"] == find(auth, "## Sessions")[0]
+    assert result(1)["contents"]["value"].startswith("**document**") and "docs/orders.md" in result(1)[
+        "contents"]["value"]
+    self_link = find("", "[this section](#freshly-written)", text)[0]
+    assert [r["range"]["start"]["line"] for r in result(2)] == [self_link]
+    assert "./auth.md" in [item["label"] for item in result(3)["items"]]
+    assert [action["title"] for action in result(4)] == ["Link to docs/storage.md"]
+    targets = [link.get("target", "") for link in result(5)]
+    assert any(t.startswith(auth.as_uri()) for t in targets) and any(t.startswith(orders.as_uri()) for t in targets)
+
+    def names(symbols: list[dict[str, Any]]) -> list[str]:
+        return [s["name"] for s in symbols] + [n for s in symbols for n in names(s.get("children") or [])]
+    assert "Freshly written" in names(result(6))
+    symbol = result(7)
+    symbol = symbol[0] if isinstance(symbol, list) else symbol
+    assert symbol["uri"] == tax.as_uri() and symbol["range"]["start"]["line"] == find(tax, "calculateTax(")[0]
+    assert result(8)["results"] and result(8)["results"][0]["id"] == "document:docs/billing.md"
+
+
+async def test_requests_in_the_same_write_as_an_edit_see_it_during_the_first_scan(tmp_path: Path) -> None:
+    root = big_acme(tmp_path, 2500)
+    billing = root / "docs/billing.md"
+    uri = billing.as_uri()
+    original = billing.read_text(encoding="utf-8")
+    client = await start(root)
+    try:
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "markdown", "version": 1, "text": original}}})
+        await until(lambda: bool(diagnostics_for(client, uri)))
+        assert not ready(client), "the first scan ended before the edit: the repository is too small to test this"
+        text = original + NEW_LINES
+        edit = {"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}}
+        requests = requests_about_the_new_text(uri, text, 10)
+        client.write(b"".join(frame(m) for m in [edit, *requests]))
+        answers = {m["id"]: await client.response(m["id"], 180) for m in requests}
+        check_answers(root, answers, 10, text)
+        # the provisional answers (links to files) came before the scan ended
+        broken_line = find("", "[gone]", text)[0]
+        assert any(any(d["code"] == "LINK_BROKEN" and d["range"]["start"]["line"] == broken_line for d in published)
+                   for published in diagnostics_for(client, uri))
+    finally:
+        await client.stop()
+
+
+async def test_a_document_opened_during_the_scan_is_answered_at_once(tmp_path: Path) -> None:
+    root = big_acme(tmp_path, 2500)
+    orders = root / "docs/orders.md"
+    uri = orders.as_uri()
+    client = await start(root)
+    try:
+        text = orders.read_text(encoding="utf-8")
+        line, column = find(orders, "(billing.md#invoices)")
+        opened = {"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "markdown", "version": 1, "text": text}}}
+        request = {"id": 5, "method": "textDocument/definition", "params": {
+            "textDocument": {"uri": uri}, "position": {"line": line, "character": column + 3}}}
+        client.write(frame(opened) + frame(request))
+        answer = await client.response(5, 60)
+        assert not ready(client), "the first scan ended before the request: the repository is too small"
+        result = answer["result"]
+        result = result[0] if isinstance(result, list) else result
+        billing = root / "docs/billing.md"
+        assert result["uri"] == billing.as_uri() and result["range"]["start"]["line"] == find(billing, "## Invoices")[0]
+    finally:
+        await client.stop()
+
+
+async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Path) -> None:
+    root = big_acme(tmp_path, 2500)
+    billing = root / "docs/billing.md"
+    uri = billing.as_uri()
+    original = billing.read_text(encoding="utf-8")
+    client = await start(root)
+    try:
+        await until(lambda: ready(client), 300)
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "markdown", "version": 1, "text": original}}})
+        text = original + NEW_LINES
+        search = {"id": 100, "method": "workspace/executeCommand",
+                  "params": {"command": "docbridge.search", "arguments": ["invoice tax rounding", 3]}}
+        edit = {"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}}
+        requests = requests_about_the_new_text(uri, text, 10)
+        client.write(b"".join(frame(m) for m in [search, edit, *requests[:7]]))
+        order: list[int] = []
+
+        async def wait(id_: int) -> dict[str, Any]:
+            answer = await client.response(id_, 180)
+            order.append(id_)
+            return answer
+
+        answers = dict(zip([100] + [m["id"] for m in requests[:7]],
+                           await asyncio.gather(wait(100), *(wait(m["id"]) for m in requests[:7])), strict=True))
+        # every request about the edit was answered before the index build the search started had finished
+        assert order.index(100) == len(order) - 1, order
+        requests_rest = requests[7:]
+        client.write(b"".join(frame(m) for m in requests_rest))
+        for m in requests_rest:
+            answers[m["id"]] = await client.response(m["id"], 180)
+        check_answers(root, answers, 10, text)
+    finally:
+        await client.stop()
