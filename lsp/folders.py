@@ -151,10 +151,12 @@ def refusal(root: Path) -> str | None:
 
 
 class Folders:
-    """The workspace folders of a session, and which one holds a URI."""
+    """The workspace folders of a session, and which one holds a URI (memoised: resolving a path costs
+    system calls on every request)."""
 
     def __init__(self) -> None:
         self.by_root: dict[str, Folder] = {}
+        self._located: dict[str, tuple[Folder | None, str | None]] = {}
 
     def __iter__(self) -> Any:
         return iter(list(self.by_root.values()))
@@ -171,14 +173,25 @@ class Folders:
         if folder is None:
             folder = Folder(root=root, uri=uri, refused=refusal(root))
             self.by_root[str(root)] = folder
+            self._located.clear()
         return folder
 
     def remove(self, uri: str) -> Folder | None:
         path = uri_to_path(uri)
+        self._located.clear()
         return self.by_root.pop(str(path.resolve()), None) if path else None
 
     def locate(self, uri: str) -> tuple[Folder | None, str | None]:
         """The folder that holds `uri` (the deepest), and the repository-relative path in it."""
+        found = self._located.get(uri)
+        if found is None:
+            found = self._locate(uri)
+            if len(self._located) > 50_000:
+                self._located.clear()
+            self._located[uri] = found
+        return found
+
+    def _locate(self, uri: str) -> tuple[Folder | None, str | None]:
         path = uri_to_path(uri)
         if path is None:
             return None, None

@@ -7,6 +7,8 @@ something; when it does not (a symbol only the full scan knows), the request wai
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types as T
 
 from engine.config import LimitsConfig
@@ -15,6 +17,7 @@ from engine.ide import navigation as ide
 from engine.ide.symbols import document_symbols, outline
 from engine.ide.text import lines_of
 from lsp.positions import uri_to_path
+from lsp.protocol import LATER
 from lsp.server import DocBridgeServer, Target, safely
 
 DEFAULT_LIMIT = LimitsConfig().max_file_bytes
@@ -25,6 +28,51 @@ def _position(ls: DocBridgeServer, target: Target, position: T.Position) -> tupl
     return ls.convert.from_client(target.uri, position, target.state, target.path)
 
 
+def _definition(ls: DocBridgeServer, target: Target, params: T.DefinitionParams) -> T.Location | None:
+    line, column = _position(ls, target, params.position)
+    found = ide.definition(target.state, target.path, line, column)
+    return ls.convert.location(target.folder, found, target.state) if found is not None else None
+
+
+def _hover(ls: DocBridgeServer, target: Target, params: T.HoverParams) -> T.Hover | None:
+    line, column = _position(ls, target, params.position)
+    found = ide_hover.hover(target.state, target.path, line, column)
+    # provisional answers that are complete: a document's title and summary, a broken link
+    if found is None or (target.provisional and not found.markdown.startswith(PROVISIONAL_HOVERS)):
+        return None
+    return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=found.markdown),
+                   range=ls.convert.range(target.folder, target.path, found.span, target.uri, target.state))
+
+
+def _references(ls: DocBridgeServer, target: Target, params: T.ReferenceParams) -> list[T.Location]:
+    line, column = _position(ls, target, params.position)
+    found = ide.references(target.state, target.path, line, column, params.context.include_declaration)
+    return [ls.convert.location(target.folder, location, target.state) for location in found]
+
+
+def _links(ls: DocBridgeServer, target: Target, params: T.DocumentLinkParams) -> list[T.DocumentLink]:
+    out = []
+    for link in ide.document_links(target.state, target.path):
+        location = ls.convert.location(target.folder, link.target, target.state)
+        uri = location.uri + (f"#L{location.range.start.line + 1}" if location.range.start.line else "")
+        out.append(T.DocumentLink(range=ls.convert.range(target.folder, target.path, link.span, target.uri,
+                                                         target.state), target=uri, tooltip=link.tooltip))
+    return out
+
+
+def fast(answer: Any, default: Any = None) -> Any:
+    """The synchronous path of a request handler: answered at once from the settled full model (see
+    `lsp.protocol.DocBridgeProtocol._execute_handler`), else LATER (the handler itself waits)."""
+    def run(ls: DocBridgeServer, params: Any) -> Any:
+        target = ls.ready_target(params.text_document.uri)
+        if target is None:
+            return default() if callable(default) else default
+        if target is LATER:
+            return LATER
+        return answer(ls, target, params)
+    return safely(default)(run)
+
+
 def register(server: DocBridgeServer) -> None:
     @server.feature(T.TEXT_DOCUMENT_DEFINITION)
     @safely()
@@ -33,14 +81,13 @@ def register(server: DocBridgeServer) -> None:
         for _ in range(2):  # the provisional state, then (when it found nothing) the full model
             if target is None:
                 return None
-            line, column = _position(ls, target, params.position)
-            found = ide.definition(target.state, target.path, line, column)
-            if found is not None:
-                return ls.convert.location(target.folder, found, target.state)
-            if not target.provisional:
-                return None
+            found = _definition(ls, target, params)
+            if found is not None or not target.provisional:
+                return found
             target = await ls.full(target)
         return None
+
+    definition.fast = fast(_definition)  # type: ignore[attr-defined]
 
     @server.feature(T.TEXT_DOCUMENT_HOVER)
     @safely()
@@ -49,17 +96,13 @@ def register(server: DocBridgeServer) -> None:
         for _ in range(2):  # the provisional state, then (when it found nothing) the full model
             if target is None:
                 return None
-            line, column = _position(ls, target, params.position)
-            found = ide_hover.hover(target.state, target.path, line, column)
-            # provisional answers that are complete: a document's title and summary, a broken link
-            if found is not None and (not target.provisional or found.markdown.startswith(PROVISIONAL_HOVERS)):
-                return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=found.markdown),
-                               range=ls.convert.range(target.folder, target.path, found.span, target.uri,
-                                                      target.state))
-            if not target.provisional:
-                return None
+            found = _hover(ls, target, params)
+            if found is not None or not target.provisional:
+                return found
             target = await ls.full(target)
         return None
+
+    hover.fast = fast(_hover)  # type: ignore[attr-defined]
 
     @server.feature(T.TEXT_DOCUMENT_REFERENCES)
     @safely(list)
@@ -68,25 +111,17 @@ def register(server: DocBridgeServer) -> None:
         if target is None:
             return []
         target = await ls.full(target)  # references come from every document: the full model
-        if target is None:
-            return []
-        line, column = _position(ls, target, params.position)
-        found = ide.references(target.state, target.path, line, column, params.context.include_declaration)
-        return [ls.convert.location(target.folder, location, target.state) for location in found]
+        return _references(ls, target, params) if target is not None else []
+
+    references.fast = fast(_references, list)  # type: ignore[attr-defined]
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_LINK)
     @safely(list)
     async def document_links(ls: DocBridgeServer, params: T.DocumentLinkParams) -> list[T.DocumentLink]:
         target = await ls.target(params.text_document.uri)
-        if target is None:
-            return []
-        out = []
-        for link in ide.document_links(target.state, target.path):
-            location = ls.convert.location(target.folder, link.target, target.state)
-            uri = location.uri + (f"#L{location.range.start.line + 1}" if location.range.start.line else "")
-            out.append(T.DocumentLink(range=ls.convert.range(target.folder, target.path, link.span, target.uri,
-                                                             target.state), target=uri, tooltip=link.tooltip))
-        return out
+        return _links(ls, target, params) if target is not None else []
+
+    document_links.fast = fast(_links, list)  # type: ignore[attr-defined]
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @safely(list)

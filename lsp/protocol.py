@@ -3,19 +3,23 @@ parameters do not parse, and how quiet it is about normal events."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 from typing import Any
 
 import pygls.protocol.language_server as pygls_language_server
 from lsprotocol import types as T
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 
 from lsp.positions import UTF8, UTF16
 
 log = logging.getLogger("docbridge.lsp")
+
+
+LATER = object()  # a fast path's answer when the request must wait (for a scan or queued changes)
 
 
 class Capabilities(ServerCapabilitiesBuilder):
@@ -43,6 +47,34 @@ class DocBridgeProtocol(LanguageServerProtocol):
                 self._send_response(data["id"], None, exc.to_response_error())
             return JsonRPCNotification(method="$/docbridge/ignored", jsonrpc="2.0", params=None)
 
+    def _execute_handler(self, msg_id: Any, handler: Any, args: Any = None, kwargs: Any = None,
+                         callback: Any = None) -> None:
+        """A request whose handler has a synchronous fast path (`.fast`, answering when the model is settled)
+        is answered at once, without a task and two loop turns; the handler runs when it answers `LATER`."""
+        fast = getattr(getattr(handler, "func", handler), "fast", None)
+        if fast is not None and callback is not None and not kwargs:
+            future: Any = concurrent.futures.Future()
+            try:
+                result = fast(self._server, *(args or ()))
+            except Exception as exc:  # as the handler itself would report it
+                future.set_exception(exc)
+                future.add_done_callback(callback)
+                return
+            if result is not LATER:
+                future.set_result(result)
+                future.add_done_callback(callback)
+                return
+        super()._execute_handler(msg_id, handler, args, kwargs, callback)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """A `$/` request nobody implements is answered MethodNotFound quietly (the protocol allows ignoring
+        them; a warning per request floods the editor's log)."""
+        if method_name.startswith("$/") and method_name not in self.fm.features and \
+                method_name not in self.fm.builtin_features:
+            self._send_response(msg_id, None, JsonRpcMethodNotFound.of(method_name).to_response_error())
+            return
+        super()._handle_request(msg_id, method_name, params)
+
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """A cancel for a request already answered is normal (the client raced the answer): not a warning."""
         if msg_id not in self._request_futures:
@@ -51,4 +83,4 @@ class DocBridgeProtocol(LanguageServerProtocol):
         super()._handle_cancel_notification(msg_id)
 
 
-__all__ = ["Capabilities", "DocBridgeProtocol", "install"]
+__all__ = ["LATER", "Capabilities", "DocBridgeProtocol", "install"]

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -102,6 +103,17 @@ class DocBridgeServer(LanguageServer):
         await folder.settled()
         state = folder.state
         return Target(folder, path, state, uri) if state is not None else None
+
+    def ready_target(self, uri: str) -> Target | object | None:
+        """The target of a request that can be answered now (the full model, every change applied), None
+        when the file is outside every folder, or `LATER`."""
+        folder, path = self.folders.locate(uri)
+        if folder is None or path is None:
+            return None
+        state = folder.state
+        if state is None or folder.applied < folder.received:
+            return protocol.LATER
+        return Target(folder, path, state, uri)
 
     async def first_model(self, folder: Folder) -> None:
         if folder.workspace is None and not folder.refused:
@@ -221,6 +233,17 @@ def main(argv: list[str] | None = None) -> int:
     # Scans and index builds run in worker threads; a short GIL switch interval lets the event loop answer
     # requests meanwhile within a few milliseconds instead of waiting out 5 ms slices several times.
     sys.setswitchinterval(0.0005)
+    profile = os.environ.get("DOCBRIDGE_LSP_PROFILE")  # a file: the session's cProfile statistics
+    if profile:
+        import cProfile
+        profiler = cProfile.Profile()
+        profiler.enable()
+        try:
+            create_server().start_io()
+        finally:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        return 0
     create_server().start_io()
     return 0
 
