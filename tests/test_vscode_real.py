@@ -253,3 +253,18 @@ def test_vscode_logged_no_problem_with_the_extension(vscode: code_server.CodeSer
     complaints = [line for line in log.read_text(encoding="utf-8").splitlines()
                   if re.search(r"\[(warning|error)\]", line) and "docbridge" in line.lower()]
     assert complaints == []
+
+
+def test_a_missing_server_in_this_remote_window_says_where_the_setting_goes(
+        workbench: Workbench, vscode: code_server.CodeServer, tmp_path: Path) -> None:
+    """code-server is a remote window: the server command is a Machine (Remote) setting. Pointing it at nothing
+    restarts the extension's client, and the notification says where the setting has to go."""
+    missing = tmp_path / "nowhere" / "docbridge-lsp"
+    code_server.write_settings(vscode.run_dir, USER_SETTINGS, {"docbridge.server.command": str(missing)})
+    toasts = workbench.page.locator(".notification-toast").filter(has_text="was not found")
+    text = workbench.poll("the not-found notification", lambda: toasts.first.inner_text() if toasts.count() else "")
+    flat = re.sub(r"\s+", " ", text)
+    assert f"`{missing}` was not found" in flat, flat
+    assert re.search(r"This is a remote window \(.+\): set it in the Remote settings .* or the workspace settings",
+                     flat), flat
+    workbench.poll("the status bar", lambda: workbench.status_item("Doc Bridge") == "Doc Bridge: server not found")
