@@ -41,12 +41,15 @@ function statusText(fake: FakeVscode): string {
   return fake.statusItems[0]?.text ?? '';
 }
 
+/** The fake server's log, one JSON object a line; a line the server is still writing (no newline yet) is
+ * left for the next read. */
 function serverLog(file: string): any[] {
   if (!fs.existsSync(file)) {
     return [];
   }
-  return fs
-    .readFileSync(file, 'utf8')
+  const text = fs.readFileSync(file, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line));
