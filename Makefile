@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
 
-.PHONY: setup demo test test-python test-vscode lint bench clean
+.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench clean
 
 setup: $(STAMP)
 
@@ -34,8 +34,22 @@ test-vscode:
 	cd editors/vscode && npm test
 	cd editors/vscode && npm run --silent package
 
+# The extension inside a real VS Code: code-server and Playwright (driving Debian's chromium) installed into
+# one scratch folder, then the UI test on the freshly packaged .vsix. Screenshots go to $(VSCODE_REAL)/artifacts.
+VSCODE_REAL ?= .cache/vscode-real
+
+test-vscode-real: test-vscode-real-install test-vscode-real-ui
+
+test-vscode-real-install: setup
+	bash tests/vscode_real/install.sh $(VSCODE_REAL) $(BIN)/python
+
+test-vscode-real-ui: setup
+	cd editors/vscode && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd editors/vscode && npm run --silent package
+	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py
+
 lint: setup
 	$(BIN)/ruff check engine lsp tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out
+	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out

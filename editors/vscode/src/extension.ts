@@ -40,19 +40,20 @@ import {
   toQuickPickItem,
   workspaceRelativePath,
 } from './format';
-import { CONFIGURATION_SECTION, SEARCH_LIMIT, SearchResult, SERVER_COMMANDS, STATUS_NOTIFICATION } from './protocol';
+import { CONFIGURATION_SECTION, DEFAULT_SERVER_COMMAND, SEARCH_LIMIT, SearchResult, SERVER_COMMANDS, STATUS_NOTIFICATION } from './protocol';
 import {
   crashedMessage,
+  findServerExecutable,
   isExecutableFile,
   isMissingCommandError,
   missingCommandMessage,
   needsShell,
-  resolveExecutable,
   RestartBudget,
   ServerCommand,
   serverCommandFromSettings,
   startFailedMessage,
   startFailureDetail,
+  venvServerPath,
 } from './serverCommand';
 
 const CLIENT_ID = 'docbridge';
@@ -208,9 +209,12 @@ function folderRefs(): FolderRef[] {
   return (vscode.workspace.workspaceFolders ?? []).map((folder) => ({ uri: folder.uri.toString(), name: folder.name }));
 }
 
+function fileFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
 function firstFileFolder(): string | undefined {
-  const folder = (vscode.workspace.workspaceFolders ?? []).find((f) => f.uri.scheme === 'file');
-  return folder?.uri.fsPath;
+  return fileFolders()[0];
 }
 
 function toRange(range: { start: { line: number; character: number }; end: { line: number; character: number } }): vscode.Range {
@@ -297,11 +301,18 @@ class DocBridge implements vscode.Disposable {
     this.problem = undefined;
     const server = this.readServerCommand();
     const cwd = firstFileFolder();
-    const executable = resolveExecutable(server.command, { cwd });
-    if (executable === undefined) {
-      this.log(`Language server command not found: ${server.command}`);
+    const folders = fileFolders();
+    const found = findServerExecutable(server.command, { cwd, folders, trusted: vscode.workspace.isTrusted });
+    if (found === undefined) {
+      const venvs = vscode.workspace.isTrusted ? folders.map((folder) => venvServerPath(folder)) : [];
+      const looked = server.command === DEFAULT_SERVER_COMMAND && venvs.length > 0 ? ` (nor ${venvs.join(', ')})` : '';
+      this.log(`Language server command not found: ${server.command}${looked}`);
       this.reportProblem({ kind: 'missing', command: server.command }, false);
       return;
+    }
+    const executable = found.executable;
+    if (found.fromWorkspaceVenv) {
+      this.log(`${server.command} is not on PATH; using the workspace's ${executable}`);
     }
 
     this.log(`Starting ${[executable, ...server.args].join(' ')}${cwd ? ` in ${cwd}` : ''}`);
@@ -411,7 +422,7 @@ class DocBridge implements vscode.Disposable {
     this.lastNotified = key;
     if (problem.kind === 'missing') {
       void vscode.window
-        .showErrorMessage(missingCommandMessage(problem.command), 'How to install', 'Open Settings')
+        .showErrorMessage(missingCommandMessage(problem.command, vscode.env.remoteName), 'How to install', 'Open Settings')
         .then((choice) => this.onProblemChoice(choice));
     } else {
       void vscode.window

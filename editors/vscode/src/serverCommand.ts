@@ -201,6 +201,50 @@ export function resolveExecutable(command: string, options: ResolveOptions = {})
   return undefined;
 }
 
+/** Where a workspace folder's own virtual environment keeps the server (`python -m venv .venv` and
+ * `pip install` there): `.venv/bin/docbridge-lsp`, on Windows `.venv\Scripts\docbridge-lsp` (with the
+ * PATHEXT extensions tried by resolveExecutable). */
+export function venvServerPath(folder: string, platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32'
+    ? path.win32.join(folder, '.venv', 'Scripts', DEFAULT_SERVER_COMMAND)
+    : path.posix.join(folder, '.venv', 'bin', DEFAULT_SERVER_COMMAND);
+}
+
+export interface FindServerOptions extends ResolveOptions {
+  /** File-system paths of the workspace folders, in order. */
+  folders?: string[];
+  /** Whether the workspace is trusted: an untrusted workspace's own files are never run. */
+  trusted?: boolean;
+}
+
+export interface FoundServer {
+  executable: string;
+  /** True when the configured command was not found and the workspace's `.venv` had the server. */
+  fromWorkspaceVenv: boolean;
+}
+
+/**
+ * The executable that starts the server: the configured command (a path, or a name on PATH); when that is
+ * the default `docbridge-lsp` and PATH does not have it, the first workspace folder whose `.venv` has it,
+ * provided the workspace is trusted. A command the user set explicitly is never replaced.
+ */
+export function findServerExecutable(command: string, options: FindServerOptions = {}): FoundServer | undefined {
+  const configured = resolveExecutable(command, options);
+  if (configured !== undefined) {
+    return { executable: configured, fromWorkspaceVenv: false };
+  }
+  if (command !== DEFAULT_SERVER_COMMAND || options.trusted !== true) {
+    return undefined;
+  }
+  for (const folder of options.folders ?? []) {
+    const found = resolveExecutable(venvServerPath(folder, options.platform ?? process.platform), options);
+    if (found !== undefined) {
+      return { executable: found, fromWorkspaceVenv: true };
+    }
+  }
+  return undefined;
+}
+
 /**
  * True when an error says the executable does not exist: a spawn error with code ENOENT, or the
  * string vscode-languageclient rejects with (`Launching server using command X failed. Error: spawn X ENOENT`).
@@ -220,10 +264,22 @@ export function isMissingCommandError(error: unknown): boolean {
   return typeof error === 'string' && /\bENOENT\b/.test(error);
 }
 
-export function missingCommandMessage(command: string): string {
-  return (
+/**
+ * The "not found" notification. `remoteName` is `vscode.env.remoteName`: in a remote window (SSH, WSL, a
+ * dev container, Codespaces, code-server) the extension runs on the remote machine, and
+ * `docbridge.server.command` (a machine-overridable setting) is not read from the local User settings, so
+ * a path set there is silently ignored; the message says where it has to go instead.
+ */
+export function missingCommandMessage(command: string, remoteName?: string): string {
+  const message =
     `Doc Bridge: the language server command \`${command}\` was not found. ` +
-    'Install Doc Bridge (`pip install -e .` in its repository) or set docbridge.server.command to its path.'
+    'Install Doc Bridge (`pip install -e .` in its repository) or set docbridge.server.command to its path.';
+  if (remoteName === undefined || remoteName === '') {
+    return message;
+  }
+  return (
+    `${message} This is a remote window (${remoteName}): set it in the Remote settings ` +
+    '(Preferences: Open Remote Settings) or the workspace settings; your User settings do not apply here.'
   );
 }
 

@@ -41,12 +41,15 @@ function statusText(fake: FakeVscode): string {
   return fake.statusItems[0]?.text ?? '';
 }
 
+/** The fake server's log, one JSON object a line; a line the server is still writing (no newline yet) is
+ * left for the next read. */
 function serverLog(file: string): any[] {
   if (!fs.existsSync(file)) {
     return [];
   }
-  return fs
-    .readFileSync(file, 'utf8')
+  const text = fs.readFileSync(file, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line));
@@ -106,6 +109,86 @@ describe('when the server command is missing', () => {
   test('Show Output reveals the channel', async () => {
     await fake.run('docbridge.showOutput');
     assert.ok(fake.executed.some((e) => e.command === '(output.show)' && e.args[0] === 'Doc Bridge'));
+  });
+});
+
+describe('when the server command is missing in a remote window', () => {
+  let fake: FakeVscode;
+  let ext: Extension;
+
+  before(async () => {
+    fake = createFakeVscode(MANIFEST, { 'docbridge.server.command': 'docbridge-lsp-missing-e2e' });
+    fake.api.env.remoteName = 'ssh-remote';
+    ext = loadWithFake<Extension>(BUNDLE, fake);
+    ext.activate(context());
+    await waitFor('the error notification', () => fake.messages.length > 0);
+  });
+  after(async () => {
+    await ext.deactivate();
+  });
+
+  test('the notification says the setting belongs in the Remote or workspace settings', () => {
+    assert.equal(fake.messages.length, 1, JSON.stringify(fake.messages));
+    assert.equal(fake.messages[0].message, missingCommandMessage('docbridge-lsp-missing-e2e', 'ssh-remote'));
+    assert.match(fake.messages[0].message, /remote window \(ssh-remote\).*Remote settings.*workspace settings/);
+  });
+});
+
+describe("the default command, not on PATH, from the workspace's .venv", { skip: process.platform === 'win32' }, () => {
+  let dir: string;
+  let workspace: string;
+  let logFile: string;
+  let venvServer: string;
+  const savedPath = process.env.PATH;
+  const extensions: Extension[] = [];
+
+  /** A fake VS Code with default settings and `workspace` open; PATH has no docbridge-lsp. */
+  async function activate(trusted: boolean): Promise<FakeVscode> {
+    const fake = createFakeVscode(MANIFEST);
+    fake.api.workspace.workspaceFolders = [{ uri: Uri.file(workspace), name: 'ws', index: 0 }];
+    fake.api.workspace.isTrusted = trusted;
+    const ext = loadWithFake<Extension>(BUNDLE, fake);
+    extensions.push(ext);
+    ext.activate(context());
+    return fake;
+  }
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-venv-e2e-'));
+    workspace = path.join(dir, 'ws');
+    fs.mkdirSync(path.join(workspace, '.venv', 'bin'), { recursive: true });
+    logFile = path.join(dir, 'server.log');
+    venvServer = path.join(workspace, '.venv', 'bin', 'docbridge-lsp');
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    fs.writeFileSync(venvServer, `#!/bin/sh\nexec ${[process.execPath, FAKE_SERVER, logFile, workspace].map(quote).join(' ')}\n`, {
+      mode: 0o755,
+    });
+    process.env.PATH = path.join(dir, 'empty-bin');
+  });
+  after(async () => {
+    process.env.PATH = savedPath;
+    for (const ext of extensions) {
+      await ext.deactivate();
+    }
+    await removeDir(dir);
+  });
+
+  test('a trusted workspace: the server starts from .venv/bin/docbridge-lsp, and the output says so', async () => {
+    const fake = await activate(true);
+    await waitFor('the ready status', () => statusText(fake) === '$(book) Doc Bridge: 2 findings');
+    assert.deepEqual(serverLog(logFile).filter((entry) => entry.started !== undefined)[0].started, [workspace]);
+    assert.match(fake.output.join(''), new RegExp(`docbridge-lsp is not on PATH; using the workspace's ${venvServer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.deepEqual(fake.messages, []);
+    await extensions.pop()?.deactivate();
+  });
+
+  test('an untrusted workspace: its .venv is not run, and the server is reported missing', async () => {
+    const starts = serverLog(logFile).filter((entry) => entry.started !== undefined).length;
+    const fake = await activate(false);
+    await waitFor('the error notification', () => fake.messages.length > 0);
+    assert.equal(fake.messages[0].message, missingCommandMessage('docbridge-lsp'));
+    assert.equal(statusText(fake), '$(warning) Doc Bridge: server not found');
+    assert.equal(serverLog(logFile).filter((entry) => entry.started !== undefined).length, starts);
   });
 });
 

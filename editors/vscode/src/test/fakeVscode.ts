@@ -398,7 +398,15 @@ export function createFakeVscode(manifestPath: string, overrides: Record<string,
 
   fake.api = withStubs('vscode', {
     version: '1.82.0',
-    env: withStubs('env', { appName: 'Fake VS Code', language: 'en', machineId: 'test', sessionId: 'test', uiKind: 1 }),
+    env: withStubs('env', {
+      appName: 'Fake VS Code',
+      language: 'en',
+      machineId: 'test',
+      sessionId: 'test',
+      uiKind: 1,
+      // Set by a test to play a remote window ('ssh-remote', 'wsl', …).
+      remoteName: undefined as string | undefined,
+    }),
     window,
     workspace,
     commands,

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 
 import {
   expandVariables,
+  findServerExecutable,
   isExecutableFile,
   isMissingCommandError,
   missingCommandMessage,
@@ -18,6 +19,7 @@ import {
   crashedMessage,
   startFailedMessage,
   startFailureDetail,
+  venvServerPath,
 } from '../serverCommand';
 
 describe('serverCommandFromSettings', () => {
@@ -167,6 +169,73 @@ describe('resolveExecutable (real files)', () => {
   });
 });
 
+describe("findServerExecutable: the workspace's .venv", () => {
+  let dir: string;
+  let withVenv: string;
+  let withoutVenv: string;
+  let venvServer: string;
+  let onPath: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-venv-'));
+    withoutVenv = path.join(dir, 'plain');
+    withVenv = path.join(dir, 'project');
+    fs.mkdirSync(withoutVenv);
+    fs.mkdirSync(path.join(withVenv, '.venv', 'bin'), { recursive: true });
+    venvServer = path.join(withVenv, '.venv', 'bin', 'docbridge-lsp');
+    fs.writeFileSync(venvServer, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    onPath = path.join(dir, 'path-bin');
+    fs.mkdirSync(onPath);
+    fs.writeFileSync(path.join(onPath, 'docbridge-lsp'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('where a virtual environment keeps the server', () => {
+    assert.equal(venvServerPath('/work/acme', 'linux'), '/work/acme/.venv/bin/docbridge-lsp');
+    assert.equal(venvServerPath('/work/acme', 'darwin'), '/work/acme/.venv/bin/docbridge-lsp');
+    assert.equal(venvServerPath('C:\\work\\acme', 'win32'), 'C:\\work\\acme\\.venv\\Scripts\\docbridge-lsp');
+  });
+
+  test('the default command, not on PATH, is found in the first folder whose .venv has it', { skip: process.platform === 'win32' }, () => {
+    assert.deepEqual(findServerExecutable('docbridge-lsp', { pathEnv: '/nonexistent', folders: [withoutVenv, withVenv], trusted: true }), {
+      executable: venvServer,
+      fromWorkspaceVenv: true,
+    });
+  });
+
+  test('PATH comes first', { skip: process.platform === 'win32' }, () => {
+    assert.deepEqual(findServerExecutable('docbridge-lsp', { pathEnv: onPath, folders: [withVenv], trusted: true }), {
+      executable: path.join(onPath, 'docbridge-lsp'),
+      fromWorkspaceVenv: false,
+    });
+  });
+
+  test('an untrusted workspace, a folder without .venv, or no folder: not found', () => {
+    assert.equal(findServerExecutable('docbridge-lsp', { pathEnv: '/nonexistent', folders: [withVenv], trusted: false }), undefined);
+    assert.equal(findServerExecutable('docbridge-lsp', { pathEnv: '/nonexistent', folders: [withVenv] }), undefined);
+    assert.equal(findServerExecutable('docbridge-lsp', { pathEnv: '/nonexistent', folders: [withoutVenv], trusted: true }), undefined);
+    assert.equal(findServerExecutable('docbridge-lsp', { pathEnv: '/nonexistent', folders: [], trusted: true }), undefined);
+  });
+
+  test('a command the user set is never replaced by the .venv', () => {
+    const missing = path.join(dir, 'elsewhere', 'docbridge-lsp');
+    assert.equal(findServerExecutable(missing, { pathEnv: '/nonexistent', folders: [withVenv], trusted: true }), undefined);
+    assert.equal(findServerExecutable('my-docbridge', { pathEnv: '/nonexistent', folders: [withVenv], trusted: true }), undefined);
+  });
+
+  test('Windows: .venv\\Scripts with the PATHEXT extensions', () => {
+    const found = findServerExecutable('docbridge-lsp', {
+      platform: 'win32',
+      pathEnv: 'C:\\Python\\Scripts',
+      pathExt: '.EXE',
+      folders: ['C:\\repo'],
+      trusted: true,
+      isExecutable: (candidate) => candidate === 'C:\\repo\\.venv\\Scripts\\docbridge-lsp.EXE',
+    });
+    assert.deepEqual(found, { executable: 'C:\\repo\\.venv\\Scripts\\docbridge-lsp.EXE', fromWorkspaceVenv: true });
+  });
+});
+
 describe('isMissingCommandError', () => {
   test('a real spawn of a missing command is recognised', async () => {
     const error = await new Promise<unknown>((resolve) => {
@@ -200,6 +269,17 @@ describe('messages', () => {
     assert.equal(
       missingCommandMessage('docbridge-lsp'),
       'Doc Bridge: the language server command `docbridge-lsp` was not found. Install Doc Bridge (`pip install -e .` in its repository) or set docbridge.server.command to its path.',
+    );
+  });
+  test('in a remote window it says where the setting has to go', () => {
+    const local = missingCommandMessage('docbridge-lsp');
+    for (const remote of [undefined, '']) {
+      assert.equal(missingCommandMessage('docbridge-lsp', remote), local);
+    }
+    assert.equal(
+      missingCommandMessage('docbridge-lsp', 'ssh-remote'),
+      `${local} This is a remote window (ssh-remote): set it in the Remote settings (Preferences: Open Remote Settings) ` +
+        'or the workspace settings; your User settings do not apply here.',
     );
   });
   test('the start-failure notification text', () => {
