@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,langchain,llamaindex]'
 	touch $(STAMP)
 
 demo: setup
@@ -24,7 +24,7 @@ demo: setup
 test: setup test-python test-vscode
 
 test-python: setup
-	$(BIN)/ruff check engine lsp tests
+	$(BIN)/ruff check engine lsp docbridge tests
 	$(BIN)/python -m pytest -q
 
 # The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix.
@@ -35,7 +35,7 @@ test-vscode:
 	cd editors/vscode && npm run --silent package
 
 lint: setup
-	$(BIN)/ruff check engine lsp tests
+	$(BIN)/ruff check engine lsp docbridge tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out
