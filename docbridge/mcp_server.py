@@ -240,6 +240,7 @@ def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms
           scan_timeout: float = 120.0, use_cache: bool = True, jobs: int | None = None) -> int:
     """Run the server until the client goes away (stdio) or the process is interrupted (http)."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # a rejected argument is the caller's answer, not a log line
     live = LiveWorkspace(root, debounce_ms=debounce_ms, scan_timeout=scan_timeout, use_cache=use_cache, jobs=jobs)
     server = build_server(live)
 
