@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,langchain,llamaindex]'
 	touch $(STAMP)
 
 demo: setup
@@ -24,7 +24,7 @@ demo: setup
 test: setup test-python test-vscode
 
 test-python: setup
-	$(BIN)/ruff check engine lsp tests
+	$(BIN)/ruff check engine lsp docbridge tests
 	$(BIN)/python -m pytest -q
 
 # The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix.
@@ -49,7 +49,7 @@ test-vscode-real-ui: setup
 	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py
 
 lint: setup
-	$(BIN)/ruff check engine lsp tests
+	$(BIN)/ruff check engine lsp docbridge tests
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out

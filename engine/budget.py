@@ -78,6 +78,70 @@ def strip_key(key: str, *paths: tuple[str, ...]) -> Callable[[dict[str, Any]], b
     return strip
 
 
+# ------------------------------------------------------------------------------------------------ compile_budget
+# The budgets of the MCP tools and the Python API (behaviours §17): each section that holds content is one message
+# (its content's JSON), the payload stripped of every present section is the last message and is never dropped;
+# while more than one message is left and the total exceeds the budget, the oldest message (the first section in
+# the declared order) is dropped. Tokens per message: ceil((len(role) + len(content)) / 4) + 2, role "user",
+# lengths in UTF-16 code units.
+
+Extractor = Callable[[dict[str, Any]], list[Any]]  # removes a section's content in place and returns what it removed
+ROLE = "user"
+
+
+def message_tokens(content: str) -> int:
+    units = len(content.encode("utf-16-le")) // 2
+    return math.ceil((len(ROLE) + units) / 4) + 2
+
+
+def compile_budget(payload: dict[str, Any], budget: int, sections: list[tuple[str, Extractor]],
+                   option: str = "budgetTokens") -> dict[str, Any]:
+    """`payload` with the sections dropped (in the declared order) until it fits `budget`, plus its `budget`
+    report; `BudgetError` when the core alone (the payload without any section) does not fit."""
+    check_budget(budget, option)
+    present: list[tuple[str, Extractor, int]] = []
+    core = copy.deepcopy(payload)
+    for name, extract in sections:
+        removed = extract(core)
+        if any(value not in (None, "", [], {}) for value in removed):
+            present.append((name, extract, message_tokens(compact(removed))))
+    core_tokens = message_tokens(compact(core))
+    kept = list(present)
+    total = core_tokens + sum(tokens for _, _, tokens in kept)
+    dropped: list[str] = []
+    while kept and total > budget:
+        name, _, tokens = kept.pop(0)
+        dropped.append(name)
+        total -= tokens
+    if total > budget:
+        raise BudgetError(f"{option} {budget} is too small for the minimum grounded answer: its core needs "
+                          f"{core_tokens} tokens ({TOKEN_METHOD}).")
+    result = copy.deepcopy(payload)
+    for name, extract, _ in present:
+        if name in dropped:
+            extract(result)
+    result["budget"] = {"budgetTokens": budget,
+                        "tokens": {"total": total, "budget": budget, "core": core_tokens,
+                                   "sections": {name: tokens for name, _, tokens in present}},
+                        "fits": True, "order": [name for name, _ in sections],
+                        "kept": [name for name, _, _ in kept], "dropped": dropped, "tokenMethod": TOKEN_METHOD}
+    return result
+
+
+def remove_key(key: str, *paths: tuple[str, ...]) -> Extractor:
+    """An extractor that removes `key` from the dicts (or lists of dicts) found at `paths`."""
+
+    def extract(payload: dict[str, Any]) -> list[Any]:
+        removed = []
+        for path in paths:
+            for node in _walk(payload, path):
+                if isinstance(node, dict) and key in node:
+                    removed.append(node.pop(key))
+        return removed
+
+    return extract
+
+
 def _walk(node: Any, path: tuple[str, ...]) -> list[Any]:
     if not path:
         return node if isinstance(node, list) else [node]

@@ -299,8 +299,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     from engine.payloads import budget_handoff
     root = _root(args.root)
     workspace, projection = _reference_workspace(root, not args.no_cache)
+    ref = query_reference(args.ref, projection, workspace.config)
     try:
-        handoff = handoff_for_entity(workspace, args.ref, projection)
+        handoff = handoff_for_entity(workspace, ref, projection)
         if args.budget is not None:
             handoff = budget_handoff(handoff, args.budget)
     except (UnknownReference, BudgetError) as exc:
@@ -334,7 +335,9 @@ def _register_query(commands: Any) -> None:
         description="Print the handoff for a package, area, module, document or configured route, named by "
                     "entity id, ownership id, alias or repository-relative path.",
         epilog="Exit 2 when the reference names nothing (the closest candidates are listed).")
-    query.add_argument("ref", help="entity id, ownership id, alias or path (e.g. src/billing, docs/api.md)")
+    query.add_argument("ref", nargs="+", metavar="REF",
+                       help="entity id, ownership id, alias or path (e.g. src/billing, docs/api.md); or KIND ID "
+                            "with KIND package, ownership, intent, change, area, module or document")
     _add_root(query)
     output = query.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="the handoff object as JSON (the default)")
@@ -384,6 +387,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_retrieval(args)
     if args.suite == "lsp":
         return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
+    if args.suite == "mcp":
+        from docbridge.bench_mcp import bench_mcp
+        return bench_mcp((args.files or [5000])[0], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite)
@@ -397,8 +403,11 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     suite_path = Path(args.suite_file)
     try:
         suite = bench.load_suite(suite_path)
-        root = _root(args.root) if args.root else suite_path.resolve().parent
-        _, retriever = open_retriever(root, use_cache=True)
+        if args.index:
+            retriever = _index_retriever(Path(args.index))
+        else:
+            root = _root(args.root) if args.root else suite_path.resolve().parent
+            _, retriever = open_retriever(root, use_cache=True)
         if args.lexical != "combined":
             from engine.retrieval.rank import Retriever
             retriever = Retriever(retriever.projection, args.lexical)
@@ -427,13 +436,27 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     return status
 
 
+def _index_retriever(path: Path) -> Any:
+    """A retriever over a DocBridgeIndexV1 file (verified by content hash; nothing is scanned)."""
+    from engine.index_artifact import IndexFileError, read_index
+    from engine.retrieval.rank import Retriever
+    try:
+        _, projection = read_index(path)
+    except IndexFileError as exc:
+        raise UsageError(str(exc)) from exc
+    return Retriever(projection)
+
+
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp"], help="which benchmark")
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp", "mcp"],
+                       help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
     bench.add_argument("--root", metavar="DIR", help="retrieval: repository root (default: the suite's directory)")
+    bench.add_argument("--index", metavar="PATH", help="retrieval: rank a DocBridgeIndexV1 file (docbridge index) "
+                                                       "instead of scanning the repository")
     bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
     bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
     bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")
@@ -447,8 +470,228 @@ def _register_bench(commands: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
+# ---------------------------------------------------------------------------------------------- agents: mcp
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the live model over MCP (the SDK is imported here only, so other commands never load it)."""
+    root = _root(args.root)
+    if args.transport == "stdio" and args.port is not None:
+        raise UsageError("--port applies to --transport http only.")
+    port = args.port if args.port is not None else 8765
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a TCP port (1 to 65535).")
+    if args.debounce_ms < 0 or args.scan_timeout <= 0:
+        raise UsageError("--debounce-ms must be at least 0 and --scan-timeout greater than 0.")
+    try:
+        from docbridge.mcp_server import serve
+    except ImportError as exc:
+        raise UsageError(f"the MCP server needs the `mcp` extra ({exc.name or exc} is missing): "
+                         "pip install 'docbridge[mcp]'.") from exc
+    return serve(root, transport=args.transport, port=port, debounce_ms=args.debounce_ms,
+                 scan_timeout=args.scan_timeout, use_cache=not args.no_cache, jobs=args.jobs)
+
+
+def _register_mcp(commands: Any) -> None:
+    mcp = commands.add_parser(
+        "mcp", help="serve the live model to agents over the Model Context Protocol",
+        description="Start an MCP server over the repository: it scans on start, follows file changes on disk, "
+                    "and answers knowledge.search, knowledge.lookup, handoff.resolve, doc.search, doc.get, "
+                    "retriever.query, docbridge.diagnostics and docbridge.proposals from the current model.",
+        epilog="stdio by default (for MCP clients that start the server); --transport http serves streamable "
+               "HTTP on 127.0.0.1:PORT/mcp. Exit 2 on a usage error.")
+    _add_root(mcp)
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or http")
+    mcp.add_argument("--port", type=int, metavar="N", help="--transport http: the port on 127.0.0.1 (default 8765)")
+    mcp.add_argument("--debounce-ms", type=int, default=200, metavar="MS",
+                     help="wait this long for file changes to settle before applying them (default 200)")
+    mcp.add_argument("--scan-timeout", type=float, default=120.0, metavar="SECONDS",
+                     help="how long a tool call waits for the first scan before answering with an error (default 120)")
+    mcp.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
+    mcp.add_argument("--jobs", type=int, metavar="N", help="worker processes for the first scan (default: cores)")
+    mcp.set_defaults(handler=cmd_mcp)
+
+
+# ---------------------------------------------------------------------------------------------- index, list, ask
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from engine.index_artifact import write_index
+    root = _root(args.root)
+    workspace, projection = _reference_workspace(root, not args.no_cache)
+    target = Path(args.output).resolve() if args.output else None
+    path, index = write_index(workspace.state, projection, target)
+    retrieval = index["projection"]
+    summary = {"index": str(path), "contentHash": index["contentHash"], "knowledge": len(index["knowledge"]),
+               "entries": len(retrieval["entries"]), "params": retrieval["params"],
+               **({"paramsNote": retrieval["paramsNote"]} if "paramsNote" in retrieval else {})}
+    if args.json:
+        sys.stdout.write(_dump(summary))
+        return EXIT_OK
+    out = _console()
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
+    out.print(f"Index:      {shown} (content hash {index['contentHash'][:16]})")
+    out.print(f"Knowledge:  {summary['knowledge']} documents and modules")
+    out.print(f"Projection: {summary['entries']} entries, BM25 k1={retrieval['params']['k1']:g} "
+              f"b={retrieval['params']['b']:g}")
+    if "paramsNote" in summary:
+        out.print(f"Note:       {summary['paramsNote']}")
+    return EXIT_OK
+
+
+def _register_index(commands: Any) -> None:
+    index = commands.add_parser(
+        "index", help="write .docbridge/index.json (DocBridgeIndexV1) for index readers",
+        description="Write the DocBridgeIndexV1 artifact: knowledge[] (every document and module with its content "
+                    "hash and tags) and the retrieval projection with its header (weights, BM25 params, lexical "
+                    "statistics), sealed by content hash.")
+    _add_root(index)
+    index.add_argument("--output", metavar="FILE", help="write here instead of .docbridge/index.json")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    index.set_defaults(handler=cmd_index)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from engine.model import DOCUMENT, MODULE, PACKAGE
+    root = _root(args.root)
+    workspace, projection = _reference_workspace(root, not args.no_cache)
+    if args.what == "packages":
+        owned = {e.ownership_id: e for e in projection.entries if e.ownership_id}
+        rows = []
+        for record in sorted(workspace.config.ownership, key=lambda r: r.id):
+            entry = owned.get(record.id) or projection.by_id.get(f"ownership:{record.id}")
+            rows.append({"id": record.id, "kind": "ownership", "path": record.path,
+                         "entityId": entry.id if entry else None, "purpose": record.purpose})
+        for entry in projection.entries:
+            if entry.kind == PACKAGE and not entry.id.startswith("ownership:") and entry.ownership_id is None:
+                rows.append({"id": entry.id, "kind": "package", "path": entry.path, "entityId": entry.id,
+                             "purpose": entry.summary})
+        if args.text:
+            for row in rows:
+                sys.stdout.write(f"{row['id']}  [{row['kind']}] {row['path']}"
+                                 + (f" — {row['purpose']}" if row["purpose"] else "") + "\n")
+            return EXIT_OK
+        sys.stdout.write(_dump({"type": "packages", "count": len(rows), "packages": rows}))
+        return EXIT_OK
+    records = [{"id": e.id, "type": e.kind, "title": e.title, "path": e.path, "description": e.summary or "",
+                "symbols": list(e.symbols), "tags": list(e.tags), "contentHash": e.content_hash}
+               for e in projection.entries if e.kind in (DOCUMENT, MODULE)]
+    if args.text:
+        for record in records:
+            sys.stdout.write(f"[{record['type']}] {record['path']} — {record['title']}"
+                             + (f": {record['description']}" if record["description"] else "") + "\n")
+        return EXIT_OK
+    sys.stdout.write(_dump({"type": "knowledge", "count": len(records), "knowledge": records}))
+    return EXIT_OK
+
+
+def _register_list(commands: Any) -> None:
+    listing = commands.add_parser(
+        "list", help="list packages and ownership records, or every document and module",
+        description="`list packages`: ownership records and packages (the ids `query` accepts); `list knowledge`: "
+                    "every document and module with its title, description, symbols, tags and content hash.")
+    listing.add_argument("what", choices=["packages", "knowledge"], help="what to list")
+    _add_root(listing)
+    listing.add_argument("--text", action="store_true", help="one readable line each (default: JSON)")
+    listing.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    listing.set_defaults(handler=cmd_list)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Search, then the handoff of the best unit: the answer to "where do I start for …"."""
+    from engine.handoff import handoff_for_entity
+    from engine.knowledge import ArgumentError, knowledge_search
+    from engine.model import CHANGE, INTENT
+    from engine.retrieval.rank import Retriever
+    root = _root(args.root)
+    workspace, projection = _reference_workspace(root, not args.no_cache)
+    retriever = Retriever(projection)
+    try:
+        found = knowledge_search(retriever, args.question, limit=args.limit)
+    except ArgumentError as exc:
+        raise UsageError(str(exc)) from exc
+    best = found["results"][0] if found["results"] else None
+    handoff = handoff_for_entity(workspace.state, best["entityId"], projection) if best else None
+    answer = {"type": "ask", "schemaVersion": 1, "question": args.question, "best": best,
+              "handoff": handoff, "alternatives": found["results"][1:]}
+    if args.json:
+        sys.stdout.write(_dump(answer))
+        return EXIT_OK if best else EXIT_FINDINGS
+    if best is None:
+        sys.stdout.write(f"Nothing in {root.name} matches {args.question!r}. Try other words, or "
+                         "`docbridge list knowledge --text`.\n")
+        return EXIT_FINDINGS
+    from engine.handoff import render_handoff_text
+    lines = [f"Best match: [{best['type']}] {best['id']} — {best['title']} ({best['path']}, {best['confidence']})"]
+    if best.get("summary"):
+        lines.append(f"  {best['summary']}")
+    if best.get("excerpt"):
+        lines.append(f"  > {best['excerpt']}")
+    lines.append("")
+    if best["kind"] in (INTENT, CHANGE) or handoff:
+        lines += render_handoff_text(handoff).rstrip("\n").splitlines()
+    if answer["alternatives"]:
+        lines.append("")
+        lines.append("Also relevant:")
+        lines += [f"  [{r['type']}] {r['id']} — {r['path']}" for r in answer["alternatives"]]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def _register_ask(commands: Any) -> None:
+    ask = commands.add_parser(
+        "ask", help="a question in plain words: the best match and where to start",
+        description="Answer a natural-language question (\"where do I change how tax is calculated?\") with the "
+                    "best-ranked document, module, area, package or route and its handoff: where to start, what "
+                    "to read before editing, where to edit and which checks to run.",
+        epilog="Exit 1 when nothing matches, 2 on a usage error.")
+    ask.add_argument("question", help="the question, in quotes")
+    _add_root(ask)
+    ask.add_argument("--limit", type=int, default=4, metavar="N", help="the best match and N-1 alternatives")
+    ask.add_argument("--json", action="store_true", help="print JSON")
+    ask.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+    ask.set_defaults(handler=cmd_ask)
+
+
+QUERY_FORMS = ("package", "ownership", "intent", "change", "area", "module", "document")
+
+
+def query_reference(words: list[str], projection: Any, config: Any) -> str:
+    """`query REF` or `query KIND ID` (the original's forms): the reference to hand off, checked against KIND."""
+    from engine.handoff import UnknownReference, resolve_ref
+    if len(words) == 1:
+        return words[0]
+    if len(words) != 2 or words[0] not in QUERY_FORMS:
+        raise UsageError(f"query takes REF or KIND ID with KIND one of {', '.join(QUERY_FORMS)}; got "
+                         f"{' '.join(words)!r}.")
+    kind, ident = words
+    if kind == "package" and any(r.id == ident for r in config.ownership):
+        return ident  # the original's package records are the ownership records
+    if kind == "ownership":
+        if not any(r.id == ident for r in config.ownership):
+            known = ", ".join(sorted(r.id for r in config.ownership)) or "none"
+            raise UsageError(f'Unknown ownership id "{ident}". Known: {known}. Try `docbridge list packages`.')
+        return ident
+    if kind in ("intent", "change"):
+        ref = ident if ident.startswith(f"{kind}:") else f"{kind}:{ident}"
+        if ref not in projection.by_id:
+            raise UsageError(f'Unknown {kind} route "{ident}". Try `docbridge list packages` or '
+                             f'`docbridge search "{ident}"`.')
+        return ref
+    try:
+        entry = resolve_ref(projection, ident)
+    except UnknownReference as exc:
+        raise UsageError(str(exc)) from exc
+    actual = "package" if entry.id.startswith("ownership:") else entry.kind
+    if actual != kind:
+        raise UsageError(f'"{ident}" is a {actual} ({entry.id}), not a {kind}. Try `docbridge query {ident}`.')
+    return entry.id
+
+
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
-                                                 _register_lsp, _register_bench]
+                                                 _register_lsp, _register_bench, _register_mcp, _register_index,
+                                                 _register_list, _register_ask]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -133,8 +133,20 @@ class CheckConfig(_Model):
     ignore: tuple[str, ...] = ()
 
 
+class RetrievalParams(_Model):
+    """BM25 `k1` and `b` as the configuration asks for them (the lexical index fixes both; see index_artifact)."""
+
+    k1: float | None = Field(default=None, gt=0)
+    b: float | None = Field(default=None, ge=0, le=1)
+
+    def requested(self) -> dict[str, float]:
+        return {k: v for k, v in (("k1", self.k1), ("b", self.b)) if v is not None}
+
+
 class RetrievalConfig(_Model):
     weights: dict[str, float] = Field(default_factory=dict)
+    # excluded from the configuration hash: the ranking cannot use them, so they change no artifact
+    params: RetrievalParams = Field(default_factory=RetrievalParams, exclude=True)
 
     @field_validator("weights")
     @classmethod

@@ -25,11 +25,9 @@ MAX_NEIGHBOURS = 32
 
 
 def _agent_match(entry: Entry) -> dict[str, Any]:
-    """`{type, path}` plus `id` when the path does not already name it (an ownership id, a route id)."""
-    match: dict[str, Any] = {"type": "ownership" if entry.ownership_id else entry.kind, "path": entry.path}
-    identifier = entry.ownership_id or entry.id
-    if identifier != f"{entry.kind}:{entry.path}":
-        match["id"] = identifier
+    """`{type, id, path}` (the ownership id for an owned unit, else the entry id) and the summary when known."""
+    match: dict[str, Any] = {"type": "ownership" if entry.ownership_id else entry.kind,
+                             "id": entry.ownership_id or entry.id, "path": entry.path}
     if entry.summary:
         match["summary"] = entry.summary
     return match
@@ -86,7 +84,7 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
         "type": "agent-search", "schemaVersion": 1, "query": query, "mode": mode, "count": len(results),
         "bestMatch": best, "matches": context["matches"], "nextCommands": context["nextCommands"],
         "telemetry": {"contextBytes": size(), "estimatedTokens": math.ceil(size() / 4),
-                      "tokenMethod": "approximate", "contextBudgetTokens": budget, "mode": mode,
+                      "tokenMethod": "estimate", "contextBudgetTokens": budget, "mode": mode,
                       "truncated": truncated},
     }
 
@@ -162,8 +160,9 @@ def lookup(ws: Workspace, ref: str, depth: int = 1, budget: int | None = None,
     for finding in ws.findings():
         if finding.entity == entry.id or (finding.path and (finding.path == entry.path or (
                 entry.kind in (AREA, PACKAGE) and finding.path.startswith(prefix)))):
-            findings.append({"code": finding.code, "severity": finding.severity, "message": finding.message,
-                             "path": finding.path, "line": finding.range.start.line if finding.range else None})
+            findings.append({"id": finding.fingerprint, "code": finding.code, "severity": finding.severity,
+                             "message": finding.message, "path": finding.path,
+                             "line": finding.range.start.line if finding.range else None})
     findings = findings[:32]
     body = entry.fields.get("body", "")
     evidence = [{"path": entry.path, "contentHash": entry.content_hash, "context": f"{entry.kind} {entry.id}",

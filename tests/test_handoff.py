@@ -205,12 +205,13 @@ def test_a_handoff_budget_drops_evidence_then_related(acme_root: Path) -> None:
 
 
 def test_agent_search_payload(acme_root: Path) -> None:
-    payload = docbridge_json("search", "billing", "--root", str(acme_root), "--agent")
+    # with an id on every match, "billing" needs more than the default 32 tokens for one grounded match
+    payload = docbridge_json("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", "64")
     assert payload["type"] == "agent-search"
     telemetry = payload["telemetry"]
     assert (telemetry["contextBudgetTokens"], telemetry["mode"], telemetry["tokenMethod"]) == (
-        32, "discovery", "approximate")
-    assert 0 < telemetry["estimatedTokens"] <= 32
+        64, "discovery", "estimate")
+    assert 0 < telemetry["estimatedTokens"] <= 64
     context = {"matches": payload["matches"], "nextCommands": payload["nextCommands"]}
     size = len(json.dumps(context, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
     assert telemetry["contextBytes"] == size and telemetry["estimatedTokens"] == math.ceil(size / 4)
@@ -220,6 +221,9 @@ def test_agent_search_payload(acme_root: Path) -> None:
     assert len(roomy["matches"]) <= 5 and len(roomy["nextCommands"]) <= 3
     assert len(set(roomy["nextCommands"])) == len(roomy["nextCommands"])
     assert roomy["bestMatch"]["path"] == roomy["matches"][0]["path"]
+    # every match keeps its id, even when it is only `kind:path`
+    assert all(m["id"] == (f"{m['type']}:{m['path']}" if m["type"] != "ownership" else m["id"])
+               for m in roomy["matches"]) and all("id" in m for m in roomy["matches"])
 
 
 def test_agent_search_too_small_a_budget_fails_closed(acme_root: Path) -> None:

@@ -1,0 +1,34 @@
+"""Doc Bridge for Python programs: the repository's documentation and code as one queryable model.
+
+    import docbridge
+    repo = docbridge.open_workspace("path/to/repo")
+    repo.search("createInvoice")                 # ranked entries with evidence (the knowledge.search payload)
+    repo.lookup("src/billing")                   # everything to read before editing (knowledge.lookup)
+    repo.handoff("acme-billing")                 # where to start, what to edit and run (handoff.resolve)
+    repo.findings(code="LINK_BROKEN")            # open findings
+    repo.retriever().retrieve("sales tax")       # RetrievedDocument list for RAG
+    repo.graph().traverse("area:src/billing")    # the graph through the GraphMemory contract
+
+Optional adapters: `docbridge.adapters.langchain` (langchain-core `BaseRetriever`) and
+`docbridge.adapters.llamaindex` (llama-index-core `BaseRetriever`), installed with the `langchain` and
+`llamaindex` extras. The MCP server (`docbridge mcp`) lives in `docbridge.mcp_server` (the `mcp` extra).
+"""
+
+from __future__ import annotations
+
+from docbridge.api import (
+    ArgumentError,
+    BudgetError,
+    GraphEdge,
+    GraphMemory,
+    GraphNode,
+    RetrievedDocument,
+    Retriever,
+    UnknownReference,
+    Workspace,
+    open_workspace,
+)
+from engine import __version__
+
+__all__ = ["ArgumentError", "BudgetError", "GraphEdge", "GraphMemory", "GraphNode", "RetrievedDocument", "Retriever",
+           "UnknownReference", "Workspace", "__version__", "open_workspace"]

@@ -1,0 +1,263 @@
+"""`docbridge mcp`: the live model over the Model Context Protocol (the official `mcp` SDK, `MCPServer`).
+
+One `LiveWorkspace` per server: scanned on start, then kept equal to the disk. Every tool call first takes the
+state that includes every change seen before it (waiting, bounded, for the first scan and reporting its progress
+to a caller that asked for progress), then answers from that state alone. Tool arguments are validated by the
+pydantic models the SDK builds from the signatures below (their JSON Schemas are what `tools/list` shows); a
+bad argument, an unknown reference or a budget that cannot hold the answer is a tool error (`isError`) whose text
+names the argument, and the server goes on serving.
+
+Tools: knowledge.search, knowledge.lookup, handoff.resolve, doc.search, doc.get, retriever.query,
+docbridge.diagnostics, docbridge.proposals, docbridge.status. Resources: docbridge://snapshot,
+docbridge://status, and docbridge://handoff/{ref} (one listed per area).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
+from pydantic import Field
+
+from docbridge.live import LiveWorkspace, NotReady
+from engine import __version__, knowledge
+from engine.budget import BudgetError, compact
+from engine.handoff import UnknownReference
+from engine.state import ModelState
+
+log = logging.getLogger("docbridge.mcp")
+
+Kind = Literal["document", "module", "area", "package", "intent", "change"]
+Output = Literal["json", "text"]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+INSTRUCTIONS = """Doc Bridge answers questions about this repository's documentation and JS/TS code from one live,
+deterministic model (no network, no model): which document or module is about X, what to read before editing a
+unit, which checks to run. Start with knowledge.search (a symbol, a path, an ownership id or a question), then
+knowledge.lookup on the best hit before editing it. Every answer carries evidence (path and content hash) and a
+confidence; pass budgetTokens to bound a payload (sections are dropped in a declared order and the response says
+which). The model follows file changes on disk within a fraction of a second."""
+
+# ---------------------------------------------------------------------------------------------- argument types
+
+Query = Annotated[str, Field(min_length=1, max_length=knowledge.MAX_QUERY_CHARS,
+                             description="What to look for: an exported symbol, a path, an ownership id or a "
+                                         "question (English or Portuguese).")]
+Limit = Annotated[int, Field(ge=1, le=knowledge.MAX_LIMIT, description="At most this many results.")]
+Budget = Annotated[int | None, Field(ge=1, le=1_000_000, description=(
+    "Token budget (approximate: characters / 4 per message). Sections are dropped in the declared order until the "
+    "payload fits; a budget too small for the core answer is an error, never an over-budget payload."))]
+Format = Annotated[Output, Field(description="`json` (the payload) or `text` (a readable rendering; the JSON stays "
+                                             "in structuredContent).")]
+Ref = Annotated[str, Field(min_length=1, max_length=1024, description=(
+    "An entity id (area:src/billing), an ownership id, an alias or a repository-relative path."))]
+Result = Annotated[CallToolResult, dict[str, Any]]  # a payload (structuredContent) with its own text rendering
+
+
+def _error(exc: Exception) -> ToolError:
+    return ToolError(str(exc))
+
+
+class DocBridgeMCP(MCPServer[Any]):
+    """The SDK's server, with one handoff resource listed per area of the current model."""
+
+    live: LiveWorkspace
+
+    async def list_resources(self) -> list[Resource]:
+        listed = await super().list_resources()
+        state = self.live.state
+        layout = state.universe.layout if state is not None else None
+        for area in sorted(layout.areas) if layout is not None else []:
+            listed.append(Resource(uri=f"docbridge://handoff/{area}", name=f"handoff {area}",
+                                   title=f"Handoff for area {area}", mime_type="application/json",
+                                   description=f"Where to start, what to read, edit and run for {area}."))
+        return listed
+
+
+def build_server(live: LiveWorkspace) -> DocBridgeMCP:
+    server = DocBridgeMCP("docbridge", title="Doc Bridge", version=__version__, instructions=INSTRUCTIONS,
+                          log_level="WARNING")
+    server.live = live
+
+    async def state_for(ctx: Context | None) -> ModelState:
+        async def report(progress: float, total: float | None, message: str) -> None:
+            if ctx is not None:
+                await ctx.report_progress(progress, total, message)
+        try:
+            return await live.current(report)
+        except NotReady as exc:
+            raise _error(exc) from exc
+
+    async def answer(ctx: Context | None, build: Callable[[ModelState, Any], dict[str, Any]], *,
+                     ranked: bool = False, render: Callable[[dict[str, Any]], str] | None = None) -> CallToolResult:
+        state = await state_for(ctx)
+        retriever = await live.retriever(state) if ranked else None
+        try:
+            # a ranked query over a built index takes milliseconds: answered on the loop (a thread hop costs more
+            # than it saves); anything that may derive views of the state (findings, lookups) runs in a worker
+            payload = build(state, retriever) if ranked else await anyio.to_thread.run_sync(build, state, retriever)
+        except (knowledge.ArgumentError, UnknownReference, BudgetError) as exc:
+            raise _error(exc) from exc
+        text = render(payload) if render is not None else compact(payload)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+    @server.tool(name="knowledge.search", title="Search the repository's knowledge", annotations=READ_ONLY)
+    async def knowledge_search(query: Query, ctx: Context, kinds: Annotated[list[Kind] | None, Field(
+            description="Only these kinds of entry.")] = None, limit: Limit = 20,
+            explain: Annotated[bool, Field(description="Attach every score component and the matched terms.")] = False,
+            budgetTokens: Budget = None, format: Format = "json") -> Result:
+        """Ranked documents, modules, areas, packages and configured routes for a query, each with title, excerpt,
+        evidence (path, content hash), provenance and confidence. Budget order: evidenceExcerpts, summaries."""
+        return await answer(ctx, lambda state, retriever: knowledge.knowledge_search(
+            retriever, query, kinds=list(kinds) if kinds else None, limit=limit, explain=explain,
+            budget_tokens=budgetTokens), ranked=True,
+            render=knowledge.render_search_text if format == "text" else None)
+
+    @server.tool(name="knowledge.lookup", title="Everything to read before editing", annotations=READ_ONLY)
+    async def knowledge_lookup(ctx: Context, id: Annotated[str | None, Field(
+            min_length=1, max_length=1024, description="An entity id, ownership id, alias or path.")] = None,
+            path: Annotated[str | None, Field(min_length=1, max_length=1024, description=(
+                "A repository-relative path (an exact entry path first, else resolved like an id)."))] = None,
+            depth: Annotated[int, Field(ge=1, le=3, description="Neighbour hops, 1 to 3.")] = 1,
+            budgetTokens: Budget = None, format: Format = "json") -> Result:
+        """One entity (give `id` or `path`): its neighbours by relation kind, the documents covering and mentioning
+        it, its handoff, its open diagnostics and its evidence. Budget order: evidenceExcerpts, related,
+        neighbours, summaries."""
+        return await answer(ctx, lambda state, _: knowledge.knowledge_lookup(
+            state, _projection(state), ref=id, path=path, depth=depth, budget_tokens=budgetTokens),
+            render=knowledge.render_lookup_knowledge_text if format == "text" else None)
+
+    @server.tool(name="handoff.resolve", title="Handoff for a unit", annotations=READ_ONLY)
+    async def handoff_resolve(ref: Ref, ctx: Context, budgetTokens: Budget = None,
+                              format: Format = "json") -> Result:
+        """Where to start, what to read before editing, where to edit, which checks to run and which units are
+        related (with the import that proves each) for a package, area, module, document or route. Budget order:
+        related, summaries."""
+        from engine.handoff import render_handoff_text
+        return await answer(ctx, lambda state, _: knowledge.handoff_resolve(
+            state, _projection(state), ref, budget_tokens=budgetTokens),
+            render=render_handoff_text if format == "text" else None)
+
+    @server.tool(name="doc.search", title="Search documents", annotations=READ_ONLY)
+    async def doc_search(query: Query, ctx: Context, limit: Limit = 10) -> Result:
+        """Documents only, ranked: id, path, title, summary, excerpt and score."""
+        return await answer(ctx, lambda _, retriever: knowledge.doc_search(retriever, query, limit=limit),
+                            ranked=True)
+
+    @server.tool(name="doc.get", title="Read a document", annotations=READ_ONLY)
+    async def doc_get(ctx: Context, path: Annotated[str | None, Field(
+            min_length=1, max_length=1024, description="The document's repository-relative path.")] = None,
+            id: Annotated[str | None, Field(min_length=1, max_length=1024,
+                                            description="The document's id (document:docs/api.md).")] = None,
+            maxChars: Annotated[int, Field(ge=1, le=knowledge.MAX_DOC_CHARS, description=(
+                "At most this many characters of text."))] = knowledge.DOC_CHARS) -> Result:
+        """A document of this repository (give `path` or `id`): its text (bounded), title, headings and content
+        hash. Only documents the model knows are read; nothing outside the repository."""
+        return await answer(ctx, lambda state, _: knowledge.doc_get(state, ref=id, path=path, max_chars=maxChars))
+
+    @server.tool(name="retriever.query", title="Retrieve documents for RAG", annotations=READ_ONLY)
+    async def retriever_query(query: Query, ctx: Context, limit: Limit = 8, kinds: Annotated[list[Kind] | None, Field(
+            description="Only these kinds of entry.")] = None) -> Result:
+        """`RetrievedDocument`s: content (title, summary and body) with metadata kind, path, evidence, explain and
+        confidence, for retrieval-augmented generation."""
+        return await answer(ctx, lambda _, retriever: knowledge.retriever_query(
+            retriever, query, limit=limit, kinds=list(kinds) if kinds else None), ranked=True)
+
+    @server.tool(name="docbridge.diagnostics", title="Open findings", annotations=READ_ONLY)
+    async def diagnostics(ctx: Context, path: Annotated[str | None, Field(
+            min_length=1, max_length=1024, description="Only findings in this file or directory.")] = None,
+            code: Annotated[str | None, Field(min_length=1, max_length=64, description=(
+                "Only findings of this code (LINK_BROKEN, MENTION_UNRESOLVED, ...)."))] = None,
+            format: Annotated[Literal["native", "finding"], Field(description=(
+                "`native` (Doc Bridge's Finding) or `finding` (the ecosystem's canonical shape, most severe first)."
+            ))] = "native",
+            limit: Annotated[int, Field(ge=1, le=knowledge.MAX_DIAGNOSTICS)] = 200) -> Result:
+        """Drift between documentation and code: broken links and anchors, unresolved mentions, malformed
+        frontmatter, undocumented areas, import cycles, hand-edited generated regions."""
+        return await answer(ctx, lambda state, _: knowledge.diagnostics(state, path=path, code=code, format=format,
+                                                                        limit=limit))
+
+    @server.tool(name="docbridge.proposals", title="Pending enrichment proposals", annotations=READ_ONLY)
+    async def proposals() -> Result:
+        """Pending enrichment proposals awaiting approval (none until the enrichment overlay exists)."""
+        payload = knowledge.proposals()
+        return CallToolResult(content=[TextContent(type="text", text=compact(payload))], structured_content=payload)
+
+    @server.tool(name="docbridge.status", title="Model status", annotations=READ_ONLY)
+    async def status() -> Result:
+        """Whether the first scan is done (never waits): state, progress, revision, files, pending changes."""
+        payload = live.status()
+        return CallToolResult(content=[TextContent(type="text", text=compact(payload))], structured_content=payload)
+
+    # ------------------------------------------------------------------------------------------ resources
+
+    async def resource_state() -> ModelState:
+        try:
+            return await live.current()
+        except NotReady as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource("docbridge://snapshot", name="snapshot", title="Snapshot summary",
+                     mime_type="application/json",
+                     description="Entities and relations by kind, files, skipped files and findings by severity.")
+    async def snapshot() -> str:
+        state = await resource_state()
+        return json.dumps(await anyio.to_thread.run_sync(knowledge.snapshot_summary, state), sort_keys=True)
+
+    @server.resource("docbridge://status", name="status", title="Model status", mime_type="application/json")
+    async def status_resource() -> str:
+        return json.dumps(live.status(), sort_keys=True)
+
+    @server.resource("docbridge://handoff/{+ref}", name="handoff", title="Handoff", mime_type="application/json",
+                     description="The handoff of an area (docbridge://handoff/src/billing) or any other reference.")
+    async def handoff(ref: str) -> str:
+        state = await resource_state()
+        try:
+            payload = await anyio.to_thread.run_sync(
+                lambda: knowledge.handoff_resolve(state, _projection(state), ref))
+        except (knowledge.ArgumentError, UnknownReference) as exc:
+            raise ResourceError(str(exc)) from exc
+        return json.dumps(payload, sort_keys=True)
+
+    return server
+
+
+def _projection(state: ModelState) -> Any:
+    from engine.artifacts import load_projection
+    return state.view("projection", lambda: load_projection(state) or state.projection())
+
+
+def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms: int = 200,
+          scan_timeout: float = 120.0, use_cache: bool = True, jobs: int | None = None) -> int:
+    """Run the server until the client goes away (stdio) or the process is interrupted (http)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # a rejected argument is the caller's answer, not a log line
+    live = LiveWorkspace(root, debounce_ms=debounce_ms, scan_timeout=scan_timeout, use_cache=use_cache, jobs=jobs)
+    server = build_server(live)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(live.run)
+            if transport == "stdio":
+                await server.run_stdio_async()
+            else:  # streamable HTTP, on the loopback interface only
+                await server.run_streamable_http_async(host="127.0.0.1", port=port)
+            group.cancel_scope.cancel()
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+__all__ = ["DocBridgeMCP", "build_server", "serve"]
