@@ -242,13 +242,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     kinds = _kinds(args.kinds)
     if args.agent:
         from engine.budget import BudgetError
-        from engine.payloads import agent_search
+        from engine.payloads import agent_search, render_agent
         _, retriever = open_retriever(root, use_cache=not args.no_cache)
         try:
             payload = agent_search(retriever, args.query, args.mode, args.context_budget)
         except BudgetError as exc:
             raise UsageError(str(exc)) from exc
-        sys.stdout.write(_dump(payload))
+        sys.stdout.write(render_agent(payload))
         return EXIT_OK
     _, retriever = open_retriever(root, use_cache=not args.no_cache, progress=not args.json)
     results = retriever.search(args.query, args.limit, kinds=kinds)
@@ -281,8 +281,9 @@ def _register_search(commands: Any) -> None:
                         help="a bounded payload for agents: matches without scores, follow-up commands, telemetry")
     search.add_argument("--mode", choices=["discovery", "editing", "debugging", "documentation"],
                         default="discovery", help="--agent: how many matches and commands to allow")
-    search.add_argument("--context-budget", type=int, default=32, metavar="N",
-                        help="--agent: token budget (approximate: characters / 4; default 32)")
+    search.add_argument("--context-budget", type=int, default=300, metavar="N",
+                        help="--agent: token budget for the printed payload (approximate: characters / 4; "
+                             "default 300)")
     search.set_defaults(handler=cmd_search)
 
 
@@ -386,7 +387,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
-        return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite)
+        return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
+                                  _root(args.root) if args.root else None)
     raise UsageError(f"unknown benchmark {args.suite!r}")
 
 
@@ -402,7 +404,7 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
         if args.lexical != "combined":
             from engine.retrieval.rank import Retriever
             retriever = Retriever(retriever.projection, args.lexical)
-        result = bench.run_retrieval_suite(retriever, suite)
+        result = bench.run_retrieval_suite(retriever, suite, root)
         result.pop("_cases")
         status = EXIT_OK
         if args.update_baseline:
@@ -433,7 +435,8 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp"], help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
-    bench.add_argument("--root", metavar="DIR", help="retrieval: repository root (default: the suite's directory)")
+    bench.add_argument("--root", metavar="DIR",
+                       help="retrieval, search: the suite's repository root (default: the suite's directory)")
     bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
     bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
     bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")
