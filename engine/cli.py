@@ -200,7 +200,7 @@ def _kinds(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     kinds = sorted({k.strip() for v in values for k in v.split(",") if k.strip()})
-    known = {"document", "module", "area", "package", "intent", "change"}
+    known = {"document", "module", "area", "package", "directory", "intent", "change"}
     unknown = [k for k in kinds if k not in known]
     if unknown:
         raise UsageError(f"unknown kind {unknown[0]!r}; choose from {', '.join(sorted(known))}.")
@@ -209,16 +209,27 @@ def _kinds(values: list[str] | None) -> list[str] | None:
 
 def render_search_text(query: str, results: list[Any], explain: bool) -> str:
     lines = [f"Query: {query} ({len(results)} result{'s' if len(results) != 1 else ''})"]
+    if explain and results:
+        readings = [f"{source} → {target}" for source, target in results[0].translated.items()]
+        readings += [f"{typo} → {word} (closest indexed word)" for typo, word in results[0].corrected.items()]
+        if readings:
+            lines.append("Read as: " + "; ".join(readings))
     for number, result in enumerate(results, start=1):
         entry = result.entry
         lines.append(f"{number:>2}. [{entry.kind}] {entry.id}  score={result.score:.2f}  "
                      f"confidence={result.confidence}")
         detail = entry.path + (f" — {entry.summary}" if entry.summary else "")
         lines.append(f"    {detail[:160]}")
+        if result.also_in:
+            shown = ", ".join(result.also_in[:3]) + (f" and {len(result.also_in) - 3} more" if len(
+                result.also_in) > 3 else "")
+            lines.append(f"    also in: {shown}")
         if explain:
             parts = [f"{k}={v:g}" for k, v in result.components.items()
                      if v and not (k in ("prior", "aboutness") and v == 1.0)]
             lines.append(f"    why: {', '.join(parts) or 'nothing'}")
+            for reason in result.reasons:
+                lines.append(f"    because: {reason}")
             if result.matched:
                 lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matched.items()))
             if result.surfaced_by:
@@ -271,7 +282,7 @@ def _register_search(commands: Any) -> None:
     _add_root(search)
     search.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (default 10)")
     search.add_argument("--kinds", nargs="+", metavar="KIND",
-                        help="only these kinds (document, module, area, package, intent, change)")
+                        help="only these kinds (document, module, area, package, directory, intent, change)")
     search.add_argument("--explain", action="store_true", help="show every score component and matched terms")
     output = search.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print JSON")
