@@ -415,10 +415,13 @@ def _readme(ws: Workspace, directory: str) -> MarkdownFacts | None:
 
 
 def _dependents(layout: Any) -> dict[str, int]:
-    """Package id -> how many other packages of the repository list it among their dependencies."""
+    """Package id -> how many other packages of the repository (examples and playgrounds aside) list it
+    among their dependencies."""
     by_name = {info.name: info.id for info in layout.packages.values()}
     counts: dict[str, int] = defaultdict(int)
     for info in layout.packages.values():
+        if is_peripheral(info.directory):
+            continue  # examples and playgrounds depend on everything they show
         for name, _field in (info.facts.dependencies if info.facts else ()):
             target = by_name.get(name)
             if target is not None and target != info.id:

@@ -51,6 +51,7 @@ ACCEPTED_SIGNALS_WEIGHT = 0.0  # the overlay hook: no accepted enrichment exists
 LEXICAL_DEPTH = 200
 TYPO_SIMILARITY = 0.9
 TYPO_BOOST = 0.7
+TYPO_SPREAD = 0.03
 # a word the glossary adds weighs less than one the query said; an English query reaching for Portuguese
 # words weighs least (a translation of the page it wants is rarely the page it wants)
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
@@ -329,8 +330,8 @@ class Retriever:
 
     def _tolerate_typos(self, terms: list[str], protected: set[str] | frozenset[str] = frozenset()) -> tuple[
             list[str], dict[str, float], dict[str, str]]:
-        """A term that matches nothing is replaced by the one indexed term that is very close to it
-        (Jaro-Winkler ≥ 0.9, same first letter), at a reduced weight: `erros` finds `error`."""
+        """A term that matches nothing is replaced by an indexed word very close to it (Jaro-Winkler ≥ 0.9,
+        same first letter; the most used of the nearly closest), at a reduced weight: `erros` finds `error`."""
         boosts: dict[str, float] = {}
         corrected: dict[str, str] = {}
         out = []
@@ -340,13 +341,18 @@ class Retriever:
                 out.append(term)
                 continue
             found = process.extract(term, self.lexical.vocabulary(), scorer=JaroWinkler.normalized_similarity,
-                                    limit=3, score_cutoff=TYPO_SIMILARITY)
-            close = [choice for choice, _, _ in found if choice[0] == term[0] and choice.isalpha()]
+                                    limit=12, score_cutoff=TYPO_SIMILARITY)
+            close = [(choice, score) for choice, score, _ in found if choice[0] == term[0] and choice.isalpha()]
             if close:
-                corrected[term] = close[0]
-                boosts[close[0]] = TYPO_BOOST
-                if close[0] not in out:
-                    out.append(close[0])
+                # among the nearly closest words, the most used one: a misspelt word is more likely a common
+                # word than one rare identifier (`invalidaton`: `invalid`, not `invalidateoption`)
+                best = max(score for _, score in close)
+                choice = max((c for c, score in close if score >= best - TYPO_SPREAD),
+                             key=lambda c: (self.lexical.doc_freq(c), c))
+                corrected[term] = choice
+                boosts[choice] = TYPO_BOOST
+                if choice not in out:
+                    out.append(choice)
             else:
                 out.append(term)
         return out, boosts, corrected
