@@ -15,13 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.config import ConfigError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
     """An error in what the user asked for; printed as one clear sentence, exit 2."""
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    # evaluated only when an exception reaches `main`: importing the configuration's model (pydantic) costs
+    # more than a search over a current index takes
+    from engine.config import ConfigError
+    return UsageError, ConfigError
 
 
 def _console(stderr: bool = False) -> Any:
@@ -185,15 +191,18 @@ def _register_check(commands: Any) -> None:
 
 
 def open_retriever(root: Path, *, use_cache: bool = True, progress: bool = False) -> tuple[Any, Any]:
-    """The workspace and its retriever; the projection comes from .docbridge/index when its inputs match
-    (nothing is resolved or projected again), and is rebuilt when it is missing, stale or corrupt."""
-    from engine.artifacts import projection_for
-    from engine.retrieval.rank import Retriever
+    """The workspace (None when it was not needed) and its retriever. Over a tree unchanged since the index
+    in .docbridge/index was built, the index is opened and nothing is scanned; otherwise the tree is scanned
+    (facts from their cache) and the projection and index are reused when their inputs match, rebuilt when
+    they are missing, stale or corrupt (engine.retrieval.store)."""
+    from engine.retrieval import store
+    if use_cache:
+        retriever = store.open_current(root)
+        if retriever is not None:
+            return None, retriever
+    started = store.now_ns()
     workspace = open_workspace(root, progress=progress, use_cache=use_cache, resolve=False)
-    projection, reused = projection_for(workspace)
-    retriever = Retriever(projection)
-    retriever.reused = reused
-    return workspace, retriever
+    return workspace, store.retriever_for(workspace, started)
 
 
 def _kinds(values: list[str] | None) -> list[str] | None:
@@ -230,8 +239,8 @@ def render_search_text(query: str, results: list[Any], explain: bool) -> str:
             lines.append(f"    why: {', '.join(parts) or 'nothing'}")
             for reason in result.reasons:
                 lines.append(f"    because: {reason}")
-            if result.matched:
-                lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matched.items()))
+            if result.matches():
+                lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matches().items()))
             if result.surfaced_by:
                 via = result.surfaced_by
                 lines.append(f"    surfaced by: {via['kind']} {via['id']} ({via['hops']} hop"
@@ -265,7 +274,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     results = retriever.search(args.query, args.limit, kinds=kinds)
     if args.json:
         payload = {"query": args.query, "terms": results[0].terms if results else tokens(args.query, unique=True),
-                   "index": {"entries": len(retriever.entries), "reused": retriever.reused},
+                   "index": {"entries": len(retriever.entries), "reused": retriever.reused,
+                             "source": retriever.source},
                    "results": [r.to_json(explain=args.explain) for r in results]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
@@ -473,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     try:
         return int(args.handler(args))
-    except (UsageError, ConfigError) as exc:
+    except _input_errors() as exc:
         _console(stderr=True).print(f"error: {exc}", markup=False)
         return EXIT_USAGE
     except BrokenPipeError:

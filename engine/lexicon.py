@@ -58,7 +58,9 @@ também tem ter teu toda todas todo todos tua têm um uma umas uns vira você vo
 
 
 def fold(text: str) -> str:
-    """Lowercase without accents: NFD, drop every Diacritic, NFC."""
+    """Lowercase without accents: NFD, drop every Diacritic, NFC (ASCII text has nothing to fold)."""
+    if text.isascii():
+        return text.lower()
     return unicodedata.normalize("NFC", _DIACRITIC.sub("", unicodedata.normalize("NFD", text.lower())))
 
 

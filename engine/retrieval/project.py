@@ -15,7 +15,8 @@ What the projection also records for ranking, each a property of the repository,
 - `variant_of`: documents that are copies of one page (same file name and title in sibling folders, one per
   framework or version) point to their canonical copy: the one the others name in a frontmatter `ref` or
   `canonical`, else the most linked-to, else the one with the most words;
-- initials of package and area names as aliases (`react-query-devtools` → `rqd`).
+- initials of package and area names as aliases (`react-query-devtools` → `rqd`), and a package's README
+  summary as its summary.
 """
 
 from __future__ import annotations
@@ -241,11 +242,9 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             # a module's outline (the public members of its classes) is what headings are to a document
             body, own_summary = module_facts.prose, module_facts.summary
             headings = list(module_facts.outline)
-        readme = _readme(ws, entity.path) if entity.kind == PACKAGE and agent is None else None
-        if readme is not None:
-            # a package is described by its README: its text is the package's, as body text, so that the
-            # README itself stays the stronger answer for what it says
-            body = _limit(" ".join([h.text for h in readme.headings] + [readme.body]), "body")
+        # a package (other than the repository itself) is described by its README's opening paragraph; the
+        # README stays the answer for everything else it says
+        readme = _readme(ws, entity.path) if entity.kind == PACKAGE and entity.path not in (".", "") else None
         if agent is not None and entity.kind != DOCUMENT and not body:
             # the unit is documented by its agent document: it inherits that text, as body text, so that the
             # document itself stays the stronger answer for what its headings say

@@ -34,10 +34,8 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
-
-from rapidfuzz import process
-from rapidfuzz.distance import JaroWinkler
 
 from engine.graph import canonicality_boost
 from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens, translations
@@ -106,6 +104,13 @@ class Result:
     reasons: list[str] = field(default_factory=list)  # why the prior and identity components are what they are
     also_in: list[str] = field(default_factory=list)  # the other copies of this page, folded into it
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings of the query
+    complete: Any = None  # adds the body's matches to `matched` when they are first shown
+
+    def matches(self) -> dict[str, list[str]]:
+        """The query terms each field holds, the body's included (worked out when first asked)."""
+        if self.complete is not None:
+            self.matched, self.complete = self.complete(), None
+        return self.matched
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         entry = self.entry
@@ -121,7 +126,7 @@ class Result:
         if self.also_in:
             out["alsoIn"] = self.also_in
         if explain:
-            out["explain"] = {"terms": self.terms, "matched": self.matched,
+            out["explain"] = {"terms": self.terms, "matched": self.matches(),
                               "components": {k: round(v, 6) for k, v in self.components.items()},
                               **({"reasons": self.reasons} if self.reasons else {}),
                               **({"translated": self.translated} if self.translated else {}),
@@ -161,40 +166,36 @@ class _Candidate:
 class Retriever:
     projection: Projection
     mode: str = "combined"
-    lexical: LexicalIndex = field(init=False)
+    lexical: LexicalIndex = None  # type: ignore[assignment]  # built from the projection unless given (on disk)
     entries: list[Entry] = field(init=False)
+    index_of: dict[str, int] = field(init=False)
     identifiers: list[frozenset[str]] = field(init=False)
-    symbols: list[frozenset[str]] = field(init=False)
-    declared: list[frozenset[str]] = field(init=False)
+    paths: list[str] = field(init=False)
     by_identifier: dict[str, list[int]] = field(init=False)
     by_path: dict[str, list[int]] = field(init=False)
     by_base: dict[str, list[int]] = field(init=False)
     by_symbol: dict[str, list[int]] = field(init=False)
-    by_directory: dict[str, list[int]] = field(init=False)
-    by_suffix: dict[str, list[int]] = field(init=False)
     dependents: dict[str, int] = field(init=False)
-    unit_names: dict[int, frozenset[str]] = field(init=False)
-    adjacency: list[list[tuple[int, str, str]]] = field(init=False)
+    _symbols: dict[int, tuple[frozenset[str], frozenset[str]]] = field(init=False)
+    _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
+    _unit_names: dict[int, frozenset[str]] = field(init=False)
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
+    # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
+    # "current" (stored, the tree unchanged: nothing scanned)
+    source: str = "memory"
 
     def __post_init__(self) -> None:
         self.entries = self.projection.entries
-        self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
-        index_of = {e.id: i for i, e in enumerate(self.entries)}
+        if self.lexical is None:
+            self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
+        self.index_of = {e.id: i for i, e in enumerate(self.entries)}
+        self.paths = [e.path.lower() for e in self.entries]
         self.identifiers = []
-        # lower-cased exported and declared names per entry, read by every query's identity pass
-        self.symbols = [frozenset(n.lower() for n in e.symbols) for e in self.entries]
-        self.declared = [frozenset(n.lower() for n in e.declared_symbols) for e in self.entries]
+        self._symbols, self._adjacency, self._unit_names = {}, {}, {}
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
-        self.by_base, self.by_symbol, self.by_directory = defaultdict(list), defaultdict(list), defaultdict(list)
-        self.by_suffix = defaultdict(list)
+        self.by_base, self.by_symbol = defaultdict(list), defaultdict(list)
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
-        # the words a unit (package, area, directory) is called by: a routing question names it by them
-        self.unit_names = {i: frozenset(tokens(e.title.rsplit("/", 1)[-1] if e.kind == PACKAGE else
-                                               e.path.rsplit("/", 1)[-1]))
-                           for i, e in enumerate(self.entries) if e.kind in (AREA, PACKAGE, DIRECTORY)}
-        self.adjacency = []
         for i, entry in enumerate(self.entries):
             ids = {fold(a) for a in entry.aliases}
             if entry.ownership_id:
@@ -205,22 +206,40 @@ class Retriever:
             for identifier in ids:
                 self.by_identifier[identifier].append(i)
             self.by_identifier[entry.id.lower()].append(i)
-            path = entry.path.lower()
+            path = self.paths[i]
             self.by_path[path].append(i)
             if entry.kind in (DOCUMENT, MODULE):
                 self.by_base[_base(path)].append(i)
-            parts = path.split("/")
-            for depth in range(1, len(parts)):
-                self.by_directory["/".join(parts[:depth])].append(i)
-            for start in range(1, len(parts) - 1):  # trailing segments: `src/node/optimizer`
-                self.by_suffix["/".join(parts[start:])].append(i)
             for symbol in entry.symbols:
                 self.by_symbol[symbol.lower()].append(i)
-            # projection edges are already unique per (kind, other) and sorted
-            self.adjacency.append([(index_of[e.other], e.kind, e.confidence) for e in entry.edges
-                                   if e.other in index_of])
         positive = [e.pagerank for e in self.entries if e.pagerank > 0]
         self.rank_floor = min(positive) if positive else 0.0
+
+    def symbol_sets(self, index: int) -> tuple[frozenset[str], frozenset[str]]:
+        """The lower-cased exported and declared names of an entry."""
+        found = self._symbols.get(index)
+        if found is None:
+            entry = self.entries[index]
+            found = self._symbols[index] = (frozenset(n.lower() for n in entry.symbols),
+                                            frozenset(n.lower() for n in entry.declared_symbols))
+        return found
+
+    def adjacency(self, index: int) -> list[tuple[int, str, str]]:
+        """An entry's neighbours (projection edges are already unique per kind and other, and sorted)."""
+        found = self._adjacency.get(index)
+        if found is None:
+            found = self._adjacency[index] = [(self.index_of[e.other], e.kind, e.confidence)
+                                              for e in self.entries[index].edges if e.other in self.index_of]
+        return found
+
+    def unit_name(self, index: int) -> frozenset[str]:
+        """The words a unit (package, area, directory) is called by: a routing question names it by them."""
+        found = self._unit_names.get(index)
+        if found is None:
+            entry = self.entries[index]
+            found = self._unit_names[index] = frozenset(tokens(
+                entry.title.rsplit("/", 1)[-1] if entry.kind == PACKAGE else entry.path.rsplit("/", 1)[-1]))
+        return found
 
     # ------------------------------------------------------------------ search
 
@@ -277,14 +296,14 @@ class Retriever:
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
             components = dict.fromkeys(COMPONENTS, 0.0)
-            matched = self.lexical.matched(candidate.index, terms)
+            matched = self.lexical.matched(candidate.index, terms, body=False)
             reasons: list[str] = []
             components["lexical"] = candidate.bm25
             components["prior"] = self._prior(entry, candidate.index, terms, shape, reasons)
             named = {t for f in ("title", "headings", "path") for t in matched.get(f, [])}
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
             self._identity(components, entry, candidate.index, shape, reasons)
-            if shape.want_ownership and candidate.index in self.unit_names:
+            if shape.want_ownership and self.entries[candidate.index].kind in (AREA, PACKAGE, DIRECTORY):
                 self._unit_named(components, candidate.index, terms, idf, idf_total, reasons)
             components["canonicality"] = canonicality_boost(entry.pagerank - self.rank_floor, len(self.entries))
             if agent and entry.audience in ("agent", "human-and-agent"):
@@ -321,10 +340,18 @@ class Retriever:
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
             threshold = results[0].score * floor
-            results = _collapse_variants([r for r in results if r.score >= threshold])
+            results = [r for r in results if r.score >= threshold]
+            # copies of one page are told apart by every term they hold
+            held = self.lexical.containing([self.index_of[r.entry.id] for r in results
+                                            if r.entry.variant_of or r.entry.variants], terms)
+            results = _collapse_variants(results, {self.entries[i].id: terms for i, terms in held.items()})
         if kinds:
             results = [r for r in results[:max(4 * limit, 40)] if r.entry.kind in kinds]
-        return results[:limit]
+        results = results[:limit]
+        for result in results:  # the body's matches, for an explanation
+            if result.complete is None and (result.matched or result.surfaced_by is None):
+                result.complete = partial(self.lexical.matched, self.index_of[result.entry.id], terms)
+        return results
 
     # ------------------------------------------------------------------ components
 
@@ -340,6 +367,8 @@ class Retriever:
                     self.lexical.doc_freq(term) > 0:
                 out.append(term)
                 continue
+            from rapidfuzz import process  # deferred: only a query with an unknown word needs it
+            from rapidfuzz.distance import JaroWinkler
             found = process.extract(term, self.lexical.vocabulary(), scorer=JaroWinkler.normalized_similarity,
                                     limit=12, score_cutoff=TYPO_SIMILARITY)
             close = [(choice, score) for choice, score, _ in found if choice[0] == term[0] and choice.isalpha()]
@@ -360,9 +389,12 @@ class Retriever:
     def _identity_candidates(self, shape: _QueryShape) -> set[int]:
         found: set[int] = set()
         whole = shape.whole
-        for table in (self.by_identifier, self.by_path, self.by_base, self.by_symbol, self.by_directory,
-                      self.by_suffix):
+        for table in (self.by_identifier, self.by_path, self.by_base, self.by_symbol):
             found.update(table.get(whole, ()))
+        if whole:  # inside the directory the query names, or named by the query's last segments
+            inside, tail = whole + "/", "/" + whole
+            found.update(i for i, path in enumerate(self.paths)
+                         if path.startswith(inside) or ("/" in whole and path.endswith(tail)))
         if shape.naming:
             for token in shape.words:
                 found.update(self.by_identifier.get(token, ()))
@@ -406,7 +438,7 @@ class Retriever:
                 scale(1.15, "a module, for a symbol- or path-shaped query")
         elif shape.implementation:
             # "how does X decide", "where is X implemented": the mechanism lives in code
-            if entry.kind == MODULE and self.declared[index]:
+            if entry.kind == MODULE and self.symbol_sets(index)[1]:
                 scale(1.3, "a module that declares code, for a question about how something is implemented")
         elif not shape.want_ownership and sum(1 for w in shape.words if w not in STOPWORDS) >= 3 \
                 and entry.kind == DOCUMENT:
@@ -426,7 +458,7 @@ class Retriever:
         path = entry.path.lower()
         base = _base(path) if entry.kind in (DOCUMENT, MODULE) else None
         whole = shape.whole
-        symbols, declared = self.symbols[index], self.declared[index]
+        symbols, declared = self.symbol_sets(index)
         if whole in identifiers or entry.id.lower() == whole:
             components["exactId"] += 200
         if path == whole:
@@ -473,7 +505,7 @@ class Retriever:
         """A routing question ("which package implements spies", "where do I change the module runner")
         names the unit it wants by its subject: a unit whose name holds most of the question's weight (IDF)
         is named by it."""
-        name = self.unit_names[index]
+        name = self.unit_name(index)
         share = sum(idf[t] for t in terms if t in name) / idf_total
         if share >= 0.5:
             bonus = round(80 * share, 6)
@@ -503,7 +535,7 @@ class Retriever:
         for hit in anchors:
             share = hit.bm25 / best
             anchor_id = self.entries[hit.entry].id
-            for neighbour, kind, confidence in self.adjacency[hit.entry]:
+            for neighbour, kind, confidence in self.adjacency(hit.entry):
                 if neighbour in anchor_ids:
                     continue
                 candidate = candidates.get(neighbour)
@@ -516,7 +548,7 @@ class Retriever:
                     continue
                 candidate.hops, candidate.share = 1, share
                 candidate.via = {"kind": kind, "id": anchor_id, "confidence": confidence, "hops": 1}
-                for second, second_kind, second_confidence in self.adjacency[neighbour]:
+                for second, second_kind, second_confidence in self.adjacency(neighbour):
                     if second in anchor_ids or second == hit.entry:
                         continue
                     reached = candidates.get(second)
@@ -531,7 +563,7 @@ class Retriever:
                                    "confidence": weaker_confidence(confidence, second_confidence), "hops": 2}
 
 
-def _collapse_variants(results: list[Result]) -> list[Result]:
+def _collapse_variants(results: list[Result], held: dict[str, set[str]]) -> list[Result]:
     """Copies of one page (one per framework or version) fold into one result, which lists the others under
     `also_in`, so the next results stay diverse. The canonical copy stands for the group unless the
     better-ranked copy matched something of the query the canonical one did not (`vue` in its path, say)."""
@@ -547,17 +579,13 @@ def _collapse_variants(results: list[Result]) -> list[Result]:
         leader = results[positions[0]]
         pick = leader
         canonical = next((results[p] for p in positions if results[p].entry.id == group), None)
-        if canonical is not None and canonical is not leader and _matched_terms(leader) <= _matched_terms(canonical):
+        if canonical is not None and canonical is not leader and held[leader.entry.id] <= held[canonical.entry.id]:
             pick = canonical
             pick.reasons.append(f"stands for {leader.entry.path}, a variant that matched nothing more of the query")
         pick.also_in = [results[p].entry.path for p in positions if results[p] is not pick]
         chosen[positions[0]] = pick
         folded.update(positions[1:])
     return [chosen.get(p, r) for p, r in enumerate(results) if p not in folded]
-
-
-def _matched_terms(result: Result) -> set[str]:
-    return {term for found in result.matched.values() for term in found}
 
 
 def _total(components: dict[str, float]) -> float:
