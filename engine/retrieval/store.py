@@ -11,8 +11,9 @@ instead of scanning, resolving and indexing the repository again.
   tree.
 
 The stamp is the size and modification time of every file the scan saw (plus `.gitignore` files and the
-configuration) and the modification time of every directory holding one: a file that changes, appears or
-disappears changes one of them. While every stat matches, the index is current and `open_current` answers
+configuration), the modification time of every directory below the root holding one, and the root's entries
+(its time changes when `.docbridge/` is made): a file that changes, appears or disappears changes one of
+them. While every stat matches, the index is current and `open_current` answers
 without importing the scanner at all; otherwise the caller scans (facts come from their own cache) and
 `retriever_for` reuses or rebuilds the index. A stamp is only recorded when nothing in the tree was modified
 in the two seconds before the scan began or since (the scan might have read the file before the change), so
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.cache import ARTIFACT_DIR as ARTIFACTS
 from engine.cache import RACY_WINDOW_NS, artifact_dir, read_sealed, write_atomic, write_sealed
 from engine.hashing import sha256_bytes
 
@@ -84,15 +86,23 @@ def tree_stamp(workspace: Any, scan_started_ns: int) -> dict[str, Any] | None:
             continue  # no configuration, no .gitignore here: a new one changes its directory's time
         files[path] = list(stat) if stat is not None else None
     dirs: dict[str, int] = {}
-    for directory in sorted(directories):
-        stat = _stat(os.path.join(base, directory) if directory else base)
+    for directory in sorted(directories - {""}):
+        stat = _stat(os.path.join(base, directory))
         if stat is None:
             return None
         dirs[directory] = stat[1]
     newest = max([s[1] for s in files.values() if s is not None] + list(dirs.values()), default=0)
     if newest >= scan_started_ns - RACY_WINDOW_NS:
         return None
-    return {"files": files, "dirs": dirs}
+    # the root by its entries, not its time: creating .docbridge/ there must not make the tree look changed
+    return {"files": files, "dirs": dirs, "root": _root_entries(base)}
+
+
+def _root_entries(base: str) -> list[str] | None:
+    try:
+        return sorted(name for name in os.listdir(base) if name != ARTIFACTS)
+    except OSError:
+        return None
 
 
 def _stamp_holds(root: Path, stamp: dict[str, Any]) -> bool:
@@ -102,10 +112,10 @@ def _stamp_holds(root: Path, stamp: dict[str, Any]) -> bool:
         if (list(stat) if stat is not None else None) != recorded:
             return False
     for directory, mtime in stamp["dirs"].items():
-        stat = _stat(os.path.join(base, directory) if directory else base)
+        stat = _stat(os.path.join(base, directory))
         if stat is None or stat[1] != mtime:
             return False
-    return True
+    return stamp.get("root") is not None and _root_entries(base) == stamp["root"]
 
 
 # ------------------------------------------------------------------------------------------------ reading
