@@ -406,6 +406,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_retrieval(args)
     if args.suite == "lsp":
         return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
+    if args.suite == "cli":
+        roots = [_root(r) for r in (args.root_dirs or [])]
+        return bench.bench_cli(roots, (args.files or [5000])[0], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
@@ -453,11 +456,14 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp"], help="which benchmark")
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp"],
+                       help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
     bench.add_argument("--root", metavar="DIR",
                        help="retrieval, search: the suite's repository root (default: the suite's directory)")
+    bench.add_argument("--repo", dest="root_dirs", action="append", metavar="DIR",
+                       help="cli: a repository to time docbridge search on (repeatable; besides the synthetic one)")
     bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
     bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
     bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")

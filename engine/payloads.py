@@ -8,7 +8,6 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from engine.budget import BudgetError, apply_budget, check_budget, compact, strip_key
-from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref
 from engine.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
 from engine.retrieval.project import Entry, Projection
 
@@ -166,6 +165,7 @@ def lookup(ws: Workspace, ref: str, depth: int = 1, budget: int | None = None,
            projection: Projection | None = None) -> dict[str, Any]:
     """The entity, its neighbours by relation kind, the documents covering and mentioning it, its handoff,
     its open findings and its evidence: what an agent reads before editing."""
+    from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref  # not on search --agent's path
     projection = projection or ws.projection()
     entry = resolve_ref(projection, ref)
     depth = max(1, min(3, depth))
