@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from conftest import docbridge_json, make_repo
 
-GUIDE = "# {title}\n\nUse `useThing` to fetch data. The cache keeps results for five minutes.\n\n## Options\n\n{extra}\n"
+GUIDE = ("# {title}\n\nUse `useThing` to fetch data. The cache keeps results for five minutes.\n\n"
+         "## Options\n\n{extra}\n")
 FILES: dict[str, str] = {
     "package.json": json.dumps({"name": "thing-monorepo", "private": True, "workspaces": ["packages/*"]}),
     # a core package every adapter depends on, and two adapters that declare the same hook
@@ -32,7 +33,11 @@ FILES: dict[str, str] = {
     "packages/react-thing-devtools/src/index.ts": "export function Devtools() { return null }\n",
     "packages/vue-thing/package.json": json.dumps({
         "name": "@acme/vue-thing", "exports": {".": "./src/index.ts"}, "dependencies": {"@acme/thing-core": "1"}}),
-    "packages/vue-thing/src/index.ts": "export { useThing } from './useThing'\n",
+    "packages/vue-thing/src/index.ts": "export { useThing } from './useThing'\n"
+                                       "export { ThingClient } from './client'\n",
+    # the Vue adapter declares its own ThingClient on top of the core one (imported through the core's barrel)
+    "packages/vue-thing/src/client.ts": "import { ThingClient as Base } from '@acme/thing-core'\n"
+                                        "export class ThingClient extends Base {\n  fetchThing(): void {}\n}\n",
     "packages/vue-thing/src/useThing.ts": "export function useThing() { return 2 }\n",
     # a playground copy declares the same name, and so does a test helper
     "playground/demo/src/useThing.ts": "export function useThing() { return 3 }\n",
@@ -125,9 +130,12 @@ def test_a_symbol_declared_by_several_modules_prefers_the_public_declaration(rep
 
 
 def test_a_class_declared_in_the_package_others_depend_on_wins(repo: Path) -> None:
-    first = search(repo, "ThingClient")[0]
+    results = search(repo, "ThingClient")
+    first = results[0]
     assert first["path"] == "packages/thing-core/src/client.ts"
     assert any("2 other packages depend on" in why for why in first["explain"]["reasons"])
+    assert any("other declarations of the name import" in why for why in first["explain"]["reasons"])
+    assert "packages/vue-thing/src/client.ts" in [r["path"] for r in results[1:]]
 
 
 def test_a_typo_inside_a_longer_query_is_corrected_and_explained(repo: Path) -> None:

@@ -44,7 +44,7 @@ from engine.model import (
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
 
-PROJECTION_VERSION = 2
+PROJECTION_VERSION = 3
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -295,7 +295,11 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             "summary": _limit(summary or "", "summary"),
             "body": _limit(body, "body"),
         }
-        entry_edges = sorted(edges.get(entity.id, {}).values(), key=lambda e: (e.kind, e.other, e.direction))
+        # past MAX_EDGES an entry keeps its own outgoing edges first (what it imports and re-exports: a barrel
+        # that many import still leads to what it exports), then as many incoming ones as fit
+        own = edges.get(entity.id, {}).values()
+        kept = sorted(own, key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
+        entry_edges = sorted(kept, key=lambda e: (e.kind, e.other, e.direction))
         entries.append(Entry(
             id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
             audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
@@ -303,7 +307,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
             provenance=entity.provenance, confidence=entity.confidence,
             ownership_id=record.id if record else None, pagerank=ranks.get(entity.id, 0.0), area_id=area_id,
-            package_id=package_id, edges=tuple(entry_edges[:MAX_EDGES]),
+            package_id=package_id, edges=tuple(entry_edges),
             covered_by=tuple(sorted(covered_by.get(entity.id, ()))),
             mentioned_by=tuple(sorted(mentioned_by.get(entity.id, ()))),
             surface="peripheral" if is_peripheral(entity.path) else ("public" if entity.id in public else None),

@@ -310,6 +310,7 @@ class Retriever:
                 components["audienceFit"] = 25.0
             components["acceptedAgentSignals"] = 0.0 * ACCEPTED_SIGNALS_WEIGHT
             scored[candidate.index] = (components, matched, reasons)
+        self._base_declarations(scored, shape.whole)
         best_base = max((_total(c) for c, _, _ in scored.values()), default=0.0)
 
         # pass 2: proximity to the strongest hits; an entry only a relation surfaces can earn at most 30, so
@@ -500,6 +501,33 @@ class Retriever:
                     components[key] *= 0.5
                 reasons.append(f"{'/'.join(named)} ×0.5: under a test, fixture, example or playground directory")
 
+    def _base_declarations(self, scored: dict[int, tuple[dict[str, float], dict[str, list[str]], list[str]]],
+                           whole: str) -> None:
+        """When several modules declare the name the query is, the declaration the others import (directly
+        or through a barrel that re-exports it) is the one they build on: the base class, the core hook."""
+        declarers = [i for i in scored if whole in self.symbol_sets(i)[1]]
+        if len(declarers) < 2:
+            return
+        wanted = set(declarers)
+        for index in declarers:
+            reached: set[int] = set()
+            frontier = [index]
+            for _hop in range(3):  # an import, then up to two re-exporting barrels
+                following = []
+                for node in frontier:
+                    for edge in self.entries[node].edges:
+                        if edge.direction == "out" and edge.kind in ("imports", "re-exports"):
+                            other = self.index_of.get(edge.other)
+                            if other is not None and other not in reached:
+                                reached.add(other)
+                                following.append(other)
+                frontier = following
+            for base in (reached & wanted) - {index}:
+                components, _, reasons = scored[base]
+                if not any(r.startswith("exactSymbol +40") for r in reasons):
+                    components["exactSymbol"] += 40
+                    reasons.append("exactSymbol +40: the declaration other declarations of the name import")
+
     def _unit_named(self, components: dict[str, float], index: int, terms: list[str], idf: dict[str, float],
                     idf_total: float, reasons: list[str]) -> None:
         """A routing question ("which package implements spies", "where do I change the module runner")
@@ -507,7 +535,7 @@ class Retriever:
         is named by it."""
         name = self.unit_name(index)
         share = sum(idf[t] for t in terms if t in name) / idf_total
-        if share >= 0.5:
+        if share >= 0.3:
             bonus = round(80 * share, 6)
             components["exactId"] += bonus
             reasons.append(f"exactId +{bonus:g}: its name carries {share:.0%} of the question's weight")
