@@ -184,6 +184,7 @@ class Retriever:
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
     # "current" (stored, the tree unchanged: nothing scanned)
     source: str = "memory"
+    edge_loader: Any = None  # index -> edges, when the entries came without them (engine.retrieval.store)
 
     def __post_init__(self) -> None:
         self.entries = self.projection.entries
@@ -224,12 +225,18 @@ class Retriever:
                                             frozenset(n.lower() for n in entry.declared_symbols))
         return found
 
+    def edges_of(self, index: int) -> tuple[Any, ...]:
+        """An entry's edges (an index opened from disk reads them when first asked)."""
+        if self.edge_loader is not None:
+            return self.edge_loader(index)  # type: ignore[no-any-return]
+        return self.entries[index].edges
+
     def adjacency(self, index: int) -> list[tuple[int, str, str]]:
         """An entry's neighbours (projection edges are already unique per kind and other, and sorted)."""
         found = self._adjacency.get(index)
         if found is None:
             found = self._adjacency[index] = [(self.index_of[e.other], e.kind, e.confidence)
-                                              for e in self.entries[index].edges if e.other in self.index_of]
+                                              for e in self.edges_of(index) if e.other in self.index_of]
         return found
 
     def unit_name(self, index: int) -> frozenset[str]:
@@ -515,7 +522,7 @@ class Retriever:
             for _hop in range(3):  # an import, then up to two re-exporting barrels
                 following = []
                 for node in frontier:
-                    for edge in self.entries[node].edges:
+                    for edge in self.edges_of(node):
                         if edge.direction == "out" and edge.kind in ("imports", "re-exports"):
                             other = self.index_of.get(edge.other)
                             if other is not None and other not in reached:

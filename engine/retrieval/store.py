@@ -3,7 +3,8 @@ instead of scanning, resolving and indexing the repository again.
 
 - `projection.json` (`engine.artifacts`): the projection's entries, sealed with the input fingerprint.
 - `lexical-<hash>/`: the tantivy index of those entries; `entries.json`, the entries without their field
-  texts (ranking reads the index and the masks; an explanation loads the body from the projection);
+  texts and edges (ranking reads the index and the masks; an explanation loads the body from the
+  projection); `edges.json`, each entry's edges as one packed line;
   `vocabulary.json`, its words (for typo correction); `masks.json`, which fields of each entry hold each
   token. Built in a temporary directory and renamed into place; the name carries the projection's hash.
 - `manifest.json` (sealed): the versions it was built with, the input fingerprint, the SHA-256 of the sealed
@@ -131,7 +132,7 @@ def _manifest(root: Path) -> dict[str, Any] | None:
     return manifest
 
 
-REQUIRED = ("meta.json", "entries.json", "masks.json", "vocabulary.json")
+REQUIRED = ("meta.json", "entries.json", "edges.json", "masks.json", "vocabulary.json")
 
 
 def _lexical_ok(directory: Path, files: dict[str, str]) -> bool:
@@ -187,7 +188,7 @@ def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: st
                                   load("masks.json"), bodies)
     except (OSError, ValueError):
         return None
-    retriever = Retriever(projection, lexical=index)
+    retriever = Retriever(projection, lexical=index, edge_loader=_edges(directory) if bodies is not None else None)
     retriever.reused, retriever.source = True, "current" if bodies is not None else "reused"
     return retriever
 
@@ -199,6 +200,23 @@ def _lean_projection(directory: Path) -> Any | None:
     except (OSError, ValueError):
         return None
     return projection_from_state(state)
+
+
+def _edges(directory: Path) -> Any:
+    """Reads an entry's edges from `edges.json` (one packed line per entry) when ranking first asks."""
+    from engine.retrieval.project import Edge
+    lines: list[str] = []
+    cache: dict[int, tuple[Any, ...]] = {}
+
+    def load(index: int) -> tuple[Any, ...]:
+        found = cache.get(index)
+        if found is None:
+            if not lines:
+                lines.extend(json.loads((directory / "edges.json").read_bytes()))
+            packed = lines[index]
+            found = cache[index] = tuple(Edge(*item.split("\t")) for item in packed.split("\n")) if packed else ()
+        return found
+    return load
 
 
 def _bodies(root: Path, seal: str) -> Any:
@@ -273,6 +291,14 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
         lean = [e.to_json() for e in projection.entries]
         for entry in lean:
             entry["fields"] = {}  # the index and masks.json hold what ranking reads of them
+            entry["graph"]["edges"] = []  # edges.json holds them, read per entry
+            # what ranking does not read (handoffs and lookups read the full projection)
+            entry["graph"]["covered_by"], entry["graph"]["mentioned_by"] = [], []
+            if set(entry["declared_symbols"]) == set(entry["symbols"]):
+                del entry["declared_symbols"]  # read back as every symbol
+        write_atomic(building / "edges.json", json.dumps(
+            ["\n".join("\t".join((e.kind, e.other, e.direction, e.confidence)) for e in entry.edges)
+             for entry in projection.entries], ensure_ascii=False).encode())
         write_atomic(building / "entries.json", json.dumps({"header": projection.header(), "entries": lean},
                                                            ensure_ascii=False, separators=(",", ":")).encode())
         del index  # tantivy holds files open until the index object goes
