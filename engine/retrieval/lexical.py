@@ -35,6 +35,7 @@ SCORE_SCALE = 50 / (K1 + 1)  # tantivy's BM25 carries (k1 + 1); the ranking's sc
 WHITESPACE = "ws"
 BODY = "body"
 _BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
+_NAMING = _BITS["title"] | _BITS["headings"] | _BITS["path"]
 
 
 @dataclass(slots=True)
@@ -233,6 +234,11 @@ class LexicalIndex:
             text = self._bodies[entry] if self._bodies is not None else self.entries[entry].fields.get(BODY, "")
             found = self._body_masks[entry] = frozenset(tokens(text))
         return found
+
+    def named(self, entry: int, query_tokens: list[str]) -> list[str]:
+        """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
+        masks = self.masks(entry)
+        return [t for t in query_tokens if masks.get(t, 0) & _NAMING]
 
     def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
         """Which query terms each field of an entry contains (for aboutness and explanations); the body,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
@@ -171,6 +172,7 @@ class Retriever:
     index_of: dict[str, int] = field(init=False)
     identifiers: list[frozenset[str]] = field(init=False)
     paths: list[str] = field(init=False)
+    sorted_paths: list[tuple[str, int]] = field(init=False)
     by_identifier: dict[str, list[int]] = field(init=False)
     by_path: dict[str, list[int]] = field(init=False)
     by_base: dict[str, list[int]] = field(init=False)
@@ -192,6 +194,7 @@ class Retriever:
             self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
         self.index_of = {e.id: i for i, e in enumerate(self.entries)}
         self.paths = [e.path.lower() for e in self.entries]
+        self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names = {}, {}, {}
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
@@ -303,11 +306,11 @@ class Retriever:
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
             components = dict.fromkeys(COMPONENTS, 0.0)
-            matched = self.lexical.matched(candidate.index, terms, body=False)
+            matched: dict[str, list[str]] = {}  # worked out for what is shown (Result.matches)
             reasons: list[str] = []
             components["lexical"] = candidate.bm25
             components["prior"] = self._prior(entry, candidate.index, terms, shape, reasons)
-            named = {t for f in ("title", "headings", "path") for t in matched.get(f, [])}
+            named = self.lexical.named(candidate.index, terms)
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
             self._identity(components, entry, candidate.index, shape, reasons)
             if shape.want_ownership and self.entries[candidate.index].kind in (AREA, PACKAGE, DIRECTORY):
@@ -356,8 +359,8 @@ class Retriever:
         if kinds:
             results = [r for r in results[:max(4 * limit, 40)] if r.entry.kind in kinds]
         results = results[:limit]
-        for result in results:  # the body's matches, for an explanation
-            if result.complete is None and (result.matched or result.surfaced_by is None):
+        for result in results:  # which fields hold which terms, for an explanation
+            if result.complete is None and result.surfaced_by is None:
                 result.complete = partial(self.lexical.matched, self.index_of[result.entry.id], terms)
         return results
 
@@ -399,10 +402,15 @@ class Retriever:
         whole = shape.whole
         for table in (self.by_identifier, self.by_path, self.by_base, self.by_symbol):
             found.update(table.get(whole, ()))
-        if whole:  # inside the directory the query names, or named by the query's last segments
-            inside, tail = whole + "/", "/" + whole
-            found.update(i for i, path in enumerate(self.paths)
-                         if path.startswith(inside) or ("/" in whole and path.endswith(tail)))
+        if whole:  # inside the directory the query names
+            inside = whole + "/"
+            position = bisect_left(self.sorted_paths, (inside, -1))
+            while position < len(self.sorted_paths) and self.sorted_paths[position][0].startswith(inside):
+                found.add(self.sorted_paths[position][1])
+                position += 1
+        if "/" in whole:  # named by the query's last segments
+            tail = "/" + whole
+            found.update(i for i, path in enumerate(self.paths) if path.endswith(tail))
         if shape.naming:
             for token in shape.words:
                 found.update(self.by_identifier.get(token, ()))
