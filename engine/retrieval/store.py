@@ -145,14 +145,19 @@ def _lexical_ok(directory: Path, files: dict[str, str]) -> bool:
         return False
 
 
-def _projection_seal(root: Path) -> str | None:
-    """The recorded SHA-256 of the sealed projection file (its first line); read_sealed verified it."""
+def _projection_seal(root: Path, verify: bool = False) -> str | None:
+    """The recorded SHA-256 of the sealed projection file (its first line); with `verify`, only when the
+    file's body still has that hash (an explanation reads it later; a damaged one is rebuilt now)."""
     try:
         with open(index_dir(root) / "projection.json", "rb") as handle:
             header = json.loads(handle.readline())
+            body = handle.read() if verify else b""
     except (OSError, ValueError):
         return None
-    return header.get("sha256") if isinstance(header, dict) else None
+    seal = header.get("sha256") if isinstance(header, dict) else None
+    if verify and seal != sha256_bytes(body):
+        return None
+    return seal if isinstance(seal, str) else None
 
 
 def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: str | None) -> Any | None:
@@ -238,7 +243,7 @@ def open_current(root: Path) -> Any | None:
         return None
     if not _stamp_holds(root, manifest["stamp"]):
         return None
-    return _open(root, manifest, None, _projection_seal(root))
+    return _open(root, manifest, None, _projection_seal(root, verify=True))
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -270,6 +275,7 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
     if manifest is not None and manifest.get("fingerprint") == fingerprint:
         retriever = _open(root, manifest, projection, seal)
     if retriever is not None and manifest is not None:
+        retriever.reused = reused  # whether the projection was reused (the index was, being opened)
         if not manifest.get("stamp"):  # a quiet tree now: record the stamp that lets the next search skip the scan
             stamp = tree_stamp(workspace, scan_started_ns)
             if stamp is not None:
