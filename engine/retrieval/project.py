@@ -236,7 +236,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             title = agent.title
         headings = [h.text for h in facts.headings] if facts else []
         body = facts.body if facts else ""
-        module_facts = ws.facts.get(entity.path) if entity.kind == MODULE else None
+        module_facts = ws.universe.modules.get(entity.path) if entity.kind == MODULE else None
         own_summary = None
         if isinstance(module_facts, ModuleFacts):
             # a module's outline (the public members of its classes) is what headings are to a document

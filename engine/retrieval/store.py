@@ -69,11 +69,7 @@ def tree_stamp(workspace: Any, scan_started_ns: int) -> dict[str, Any] | None:
     """The stamp of the tree `workspace` was scanned from, or None when a file or directory was modified too
     recently (from two seconds before the scan began) for its size and time to prove its content."""
     root: Path = workspace.root
-    universe = workspace.universe
-    paths: set[str] = set()
-    for table in (universe.documents, universe.modules, universe.manifests, universe.tsconfigs):
-        paths.update(table)
-    paths.update(universe.other)
+    paths = set(workspace.universe.paths())
     directories = {""}
     for path in paths:
         parts = path.split("/")
