@@ -458,13 +458,12 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
         title = index.title if index is not None and index.title and index.title != index.path.rsplit("/", 1)[-1] \
             else name
         summary = index.summary if index is not None else None
-        headings = index.fields.get("headings", "") if index is not None else ""
         aliases = [name, *initials(name)]
         area, package = layout.area_of(path), layout.package_of(path)
         out.append(Entry(
             id=f"{DIRECTORY}:{path}", kind=DIRECTORY, path=path, title=title, summary=summary, audience=None,
             aliases=tuple(aliases), symbols=(), declared_symbols=frozenset(), tags=tuple(tags),
-            fields={"title": _limit(f"{name} {title}" if title != name else name, "title"), "headings": headings,
+            fields={"title": _limit(f"{name} {title}" if title != name else name, "title"), "headings": "",
                     "symbols": "", "path": _limit(path, "path"), "aliases": _limit(" ".join(aliases + tags), "aliases"),
                     "summary": _limit(summary or "", "summary"), "body": ""},
             content_hash=index.content_hash if index is not None else canonical_hash({"id": f"{DIRECTORY}:{path}"}),

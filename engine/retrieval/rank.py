@@ -85,6 +85,10 @@ _IMPLEMENTATION = re.compile(
     r"agendad\w*|propagad\w*)", re.I)
 # words by which a query asks for examples or fixtures themselves (not "test": in a test runner's repository
 # that is the subject, not a place)
+# words by which a routing question names the kind of unit it wants ("which package…", "which area…")
+_KIND_WORDS = {"package": (PACKAGE,), "packages": (PACKAGE,), "pacote": (PACKAGE,), "pacotes": (PACKAGE,),
+               "area": (AREA, DIRECTORY), "areas": (AREA, DIRECTORY), "folder": (DIRECTORY, AREA),
+               "directory": (DIRECTORY, AREA), "pasta": (DIRECTORY, AREA), "diretorio": (DIRECTORY, AREA)}
 _PERIPHERAL_WORDS = frozenset({"example", "examples", "fixture", "fixtures", "playground", "playgrounds", "demo",
                                "demos", "sandbox", "e2e", "sample", "samples", "__tests__"})
 _IDENTIFIER = re.compile(r"[a-z0-9][A-Z]|[A-Za-z]_[A-Za-z]")
@@ -150,6 +154,7 @@ class _QueryShape:
     implementation: bool
     peripheral: bool  # the query asks about examples, fixtures or playgrounds
     identifier: bool = False  # one word shaped like a code identifier (camelCase, snake_case), not a path
+    kinds_named: frozenset[str] = frozenset()  # unit kinds the question names ("which package…")
     term_count: int = 0
 
 
@@ -269,8 +274,11 @@ class Retriever:
         protected = set(tokens(" ".join(translated)))  # words the glossary knows are not typos
         added: dict[str, float] = {}
         for reading in readings:
-            for token in tokens(reading.target):
-                added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how])
+            # one word of the query reads as one word's weight, shared by its alternatives (`executar`: run,
+            # execute), so a word with many readings does not outweigh the words around it
+            targets = tokens(reading.target, unique=True)
+            for token in targets:
+                added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
         extra = list(added)
         want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(stripped))
         if want_ownership:
@@ -284,7 +292,8 @@ class Retriever:
             want_ownership=want_ownership, change_intent=bool(_CHANGE_INTENT.search(query)),
             shape_module=shape_module, implementation=bool(_IMPLEMENTATION.search(stripped)),
             peripheral=any(fold(w) in _PERIPHERAL_WORDS for w in words),
-            identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)))
+            identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)),
+            kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())))
 
         terms, boosts, corrected = self._tolerate_typos(terms, protected)
         for token in extra:
@@ -437,6 +446,8 @@ class Retriever:
                 scale(1.1, "an ownership record, for a routing question")
             if entry.kind in (AREA, PACKAGE, DIRECTORY):
                 scale(1.4, f"a {entry.kind}, for a routing question")
+                if entry.kind in shape.kinds_named:
+                    scale(1.3, f"the question asks for a {entry.kind}")
             elif entry.kind == MODULE:
                 scale(1.1, "a module, for a routing question")
         if entry.kind == INTENT and len(terms) >= 2 and all(has_token(entry.title, t) for t in terms):
