@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
 
-.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench clean
+.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,26 @@ test-vscode-real-ui: setup
 	cd editors/vscode && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd editors/vscode && npm run --silent package
 	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py
+
+# Retrieval suites on real repositories (bench/real/README.md): not part of `make test`. Each suite runs when
+# its checkout is in $(REAL_REPOS)/<suite> at the pinned commit; the others are named as missing.
+REAL_REPOS ?= bench/real/checkouts
+REAL_SUITES := tanstack-query vitest vite
+
+bench-retrieval: setup
+	@status=0; missing=""; for suite in $(REAL_SUITES); do \
+	  dir="$(REAL_REPOS)/$$suite"; file="bench/real/$$suite/retrieval-suite.json"; \
+	  pinned=$$($(BIN)/python -c "import json,sys; print(json.load(open(sys.argv[1]))['commit'])" "$$file"); \
+	  if [ ! -d "$$dir" ]; then missing="$$missing $$suite"; continue; fi; \
+	  head=$$(git -C "$$dir" rev-parse HEAD 2>/dev/null || echo unknown); \
+	  if [ "$$head" != "$$pinned" ]; then \
+	    echo "$$suite: $$dir is at $$head, the suite is pinned to $$pinned; skipped."; missing="$$missing $$suite"; continue; fi; \
+	  baseline="bench/real/$$suite/retrieval-baseline.json"; \
+	  $(BIN)/docbridge bench retrieval "$$file" --root "$$dir" $$([ -f "$$baseline" ] && echo --baseline "$$baseline") \
+	    || status=1; echo; \
+	done; \
+	if [ -n "$$missing" ]; then echo "missing checkouts:$$missing (see bench/real/README.md; REAL_REPOS=$(REAL_REPOS))"; fi; \
+	exit $$status
 
 lint: setup
 	$(BIN)/ruff check engine lsp docbridge tests

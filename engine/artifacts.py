@@ -139,20 +139,26 @@ PROJECTION_KIND = "retrieval-projection"
 def load_projection(workspace: Any) -> Any | None:
     """The projection built from exactly these inputs, or None when missing, stale or corrupt."""
     from engine.lexicon import LEXICON_VERSION
-    from engine.retrieval.project import PROJECTION_VERSION, Projection, entry_from_json
+    from engine.retrieval.project import PROJECTION_VERSION
     state = _read_current(workspace, "index/projection.json", PROJECTION_KIND, {
         "projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
     if state is None:
         return None
-    try:
-        header = state["header"]
-        projection = Projection([entry_from_json(e) for e in state["entries"]], header["weights"],
-                                header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if projection.weights != workspace.config.weights():
+    projection = projection_from_state(state)
+    if projection is None or projection.weights != workspace.config.weights():
         return None
     return projection
+
+
+def projection_from_state(state: Any) -> Any | None:
+    """The projection a stored state holds, or None when its shape is wrong."""
+    from engine.retrieval.project import Projection, entry_from_json
+    try:
+        header = state["header"]
+        return Projection([entry_from_json(e) for e in state["entries"]], header["weights"],
+                          header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def store_projection(workspace: Any, projection: Any) -> None:

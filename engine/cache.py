@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,6 +31,7 @@ def artifact_dir(root: Path) -> Path:
 def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write `data` (bytes, or pieces of them) to `path` so that readers see the old file or the new one,
     never half of either."""
+    import tempfile  # deferred: a search over a current index reads artifacts and writes none
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -15,13 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.config import ConfigError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
     """An error in what the user asked for; printed as one clear sentence, exit 2."""
+
+
+def _input_errors() -> tuple[type[Exception], ...]:
+    # evaluated only when an exception reaches `main`: importing the configuration's model (pydantic) costs
+    # more than a search over a current index takes
+    from engine.config import ConfigError
+    return UsageError, ConfigError
 
 
 def _console(stderr: bool = False) -> Any:
@@ -185,22 +191,25 @@ def _register_check(commands: Any) -> None:
 
 
 def open_retriever(root: Path, *, use_cache: bool = True, progress: bool = False) -> tuple[Any, Any]:
-    """The workspace and its retriever; the projection comes from .docbridge/index when its inputs match
-    (nothing is resolved or projected again), and is rebuilt when it is missing, stale or corrupt."""
-    from engine.artifacts import projection_for
-    from engine.retrieval.rank import Retriever
+    """The workspace (None when it was not needed) and its retriever. Over a tree unchanged since the index
+    in .docbridge/index was built, the index is opened and nothing is scanned; otherwise the tree is scanned
+    (facts from their cache) and the projection and index are reused when their inputs match, rebuilt when
+    they are missing, stale or corrupt (engine.retrieval.store)."""
+    from engine.retrieval import store
+    if use_cache:
+        retriever = store.open_current(root)
+        if retriever is not None:
+            return None, retriever
+    started = store.now_ns()
     workspace = open_workspace(root, progress=progress, use_cache=use_cache, resolve=False)
-    projection, reused = projection_for(workspace)
-    retriever = Retriever(projection)
-    retriever.reused = reused
-    return workspace, retriever
+    return workspace, store.retriever_for(workspace, started)
 
 
 def _kinds(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     kinds = sorted({k.strip() for v in values for k in v.split(",") if k.strip()})
-    known = {"document", "module", "area", "package", "intent", "change"}
+    known = {"document", "module", "area", "package", "directory", "intent", "change"}
     unknown = [k for k in kinds if k not in known]
     if unknown:
         raise UsageError(f"unknown kind {unknown[0]!r}; choose from {', '.join(sorted(known))}.")
@@ -209,18 +218,29 @@ def _kinds(values: list[str] | None) -> list[str] | None:
 
 def render_search_text(query: str, results: list[Any], explain: bool) -> str:
     lines = [f"Query: {query} ({len(results)} result{'s' if len(results) != 1 else ''})"]
+    if explain and results:
+        readings = [f"{source} → {target}" for source, target in results[0].translated.items()]
+        readings += [f"{typo} → {word} (closest indexed word)" for typo, word in results[0].corrected.items()]
+        if readings:
+            lines.append("Read as: " + "; ".join(readings))
     for number, result in enumerate(results, start=1):
         entry = result.entry
         lines.append(f"{number:>2}. [{entry.kind}] {entry.id}  score={result.score:.2f}  "
                      f"confidence={result.confidence}")
         detail = entry.path + (f" — {entry.summary}" if entry.summary else "")
         lines.append(f"    {detail[:160]}")
+        if result.also_in:
+            shown = ", ".join(result.also_in[:3]) + (f" and {len(result.also_in) - 3} more" if len(
+                result.also_in) > 3 else "")
+            lines.append(f"    also in: {shown}")
         if explain:
             parts = [f"{k}={v:g}" for k, v in result.components.items()
                      if v and not (k in ("prior", "aboutness") and v == 1.0)]
             lines.append(f"    why: {', '.join(parts) or 'nothing'}")
-            if result.matched:
-                lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matched.items()))
+            for reason in result.reasons:
+                lines.append(f"    because: {reason}")
+            if result.matches():
+                lines.append("    matched: " + " | ".join(f"{f}: {' '.join(t)}" for f, t in result.matches().items()))
             if result.surfaced_by:
                 via = result.surfaced_by
                 lines.append(f"    surfaced by: {via['kind']} {via['id']} ({via['hops']} hop"
@@ -242,19 +262,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     kinds = _kinds(args.kinds)
     if args.agent:
         from engine.budget import BudgetError
-        from engine.payloads import agent_search
+        from engine.payloads import agent_search, render_agent
         _, retriever = open_retriever(root, use_cache=not args.no_cache)
         try:
             payload = agent_search(retriever, args.query, args.mode, args.context_budget)
         except BudgetError as exc:
             raise UsageError(str(exc)) from exc
-        sys.stdout.write(_dump(payload))
+        sys.stdout.write(render_agent(payload))
         return EXIT_OK
     _, retriever = open_retriever(root, use_cache=not args.no_cache, progress=not args.json)
     results = retriever.search(args.query, args.limit, kinds=kinds)
     if args.json:
         payload = {"query": args.query, "terms": results[0].terms if results else tokens(args.query, unique=True),
-                   "index": {"entries": len(retriever.entries), "reused": retriever.reused},
+                   "index": {"entries": len(retriever.entries), "reused": retriever.reused,
+                             "source": retriever.source},
                    "results": [r.to_json(explain=args.explain) for r in results]}
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
@@ -271,7 +292,7 @@ def _register_search(commands: Any) -> None:
     _add_root(search)
     search.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (default 10)")
     search.add_argument("--kinds", nargs="+", metavar="KIND",
-                        help="only these kinds (document, module, area, package, intent, change)")
+                        help="only these kinds (document, module, area, package, directory, intent, change)")
     search.add_argument("--explain", action="store_true", help="show every score component and matched terms")
     output = search.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print JSON")
@@ -281,8 +302,9 @@ def _register_search(commands: Any) -> None:
                         help="a bounded payload for agents: matches without scores, follow-up commands, telemetry")
     search.add_argument("--mode", choices=["discovery", "editing", "debugging", "documentation"],
                         default="discovery", help="--agent: how many matches and commands to allow")
-    search.add_argument("--context-budget", type=int, default=32, metavar="N",
-                        help="--agent: token budget (approximate: characters / 4; default 32)")
+    search.add_argument("--context-budget", type=int, default=300, metavar="N",
+                        help="--agent: token budget for the printed payload (approximate: characters / 4; "
+                             "default 300)")
     search.set_defaults(handler=cmd_search)
 
 
@@ -390,9 +412,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "mcp":
         from docbridge.bench_mcp import bench_mcp
         return bench_mcp((args.files or [5000])[0], workdir, args.json)
+    if args.suite == "cli":
+        roots = [_root(r) for r in (args.root_dirs or [])]
+        return bench.bench_cli(roots, (args.files or [5000])[0], workdir, args.json)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
-        return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite)
+        return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
+                                  _root(args.root) if args.root else None)
     raise UsageError(f"unknown benchmark {args.suite!r}")
 
 
@@ -403,15 +429,15 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     suite_path = Path(args.suite_file)
     try:
         suite = bench.load_suite(suite_path)
+        root = _root(args.root) if args.root else suite_path.resolve().parent
         if args.index:
             retriever = _index_retriever(Path(args.index))
         else:
-            root = _root(args.root) if args.root else suite_path.resolve().parent
             _, retriever = open_retriever(root, use_cache=True)
         if args.lexical != "combined":
             from engine.retrieval.rank import Retriever
             retriever = Retriever(retriever.projection, args.lexical)
-        result = bench.run_retrieval_suite(retriever, suite)
+        result = bench.run_retrieval_suite(retriever, suite, root)
         result.pop("_cases")
         status = EXIT_OK
         if args.update_baseline:
@@ -450,13 +476,16 @@ def _index_retriever(path: Path) -> Any:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "lsp", "mcp"],
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
-    bench.add_argument("--root", metavar="DIR", help="retrieval: repository root (default: the suite's directory)")
+    bench.add_argument("--root", metavar="DIR",
+                       help="retrieval, search: the suite's repository root (default: the suite's directory)")
     bench.add_argument("--index", metavar="PATH", help="retrieval: rank a DocBridgeIndexV1 file (docbridge index) "
                                                        "instead of scanning the repository")
+    bench.add_argument("--repo", dest="root_dirs", action="append", metavar="DIR",
+                       help="cli: a repository to time docbridge search on (repeatable; besides the synthetic one)")
     bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
     bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
     bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")
@@ -702,7 +731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     try:
         return int(args.handler(args))
-    except (UsageError, ConfigError) as exc:
+    except _input_errors() as exc:
         _console(stderr=True).print(f"error: {exc}", markup=False)
         return EXIT_USAGE
     except BrokenPipeError:

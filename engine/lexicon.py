@@ -13,6 +13,9 @@
   `configuration`, `sessões` ~ `sessions`, `variáveis` ~ `variables`), so a Portuguese question finds
   English documentation through the words the two languages share, and the other way round;
 - index CJK text by character and by character bigram.
+Queries are also read through a small versioned glossary (`engine/data/glossary.tsv`, `translations`):
+Portuguese software terms that share no cognate with English (`consulta` ~ `query`, `navegador` ~
+`browser`) in both directions, and common abbreviations (`ts` ~ `typescript`).
 Identifiers and paths are stemmed part by part on both sides alike; exact-identity checks in the ranking
 compare unstemmed words.
 """
@@ -20,7 +23,9 @@ compare unstemmed words.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import regex
 import snowballstemmer
@@ -53,7 +58,9 @@ também tem ter teu toda todas todo todos tua têm um uma umas uns vira você vo
 
 
 def fold(text: str) -> str:
-    """Lowercase without accents: NFD, drop every Diacritic, NFC."""
+    """Lowercase without accents: NFD, drop every Diacritic, NFC (ASCII text has nothing to fold)."""
+    if text.isascii():
+        return text.lower()
     return unicodedata.normalize("NFC", _DIACRITIC.sub("", unicodedata.normalize("NFD", text.lower())))
 
 
@@ -174,3 +181,92 @@ def has_token(haystack: str, token: str) -> bool:
         return needle in hay
     pattern = regex.compile(rf"(?<![\p{{L}}\p{{N}}]){regex.escape(needle)}(?:e?s)?(?![\p{{L}}\p{{N}}])")
     return bool(pattern.search(hay))
+
+
+# ------------------------------------------------------------------------------------------------ glossary
+
+GLOSSARY_VERSION = 1
+_GLOSSARY_FILE = Path(__file__).parent / "data" / "glossary.tsv"
+
+
+@dataclass(frozen=True, slots=True)
+class Glossary:
+    """Query-side translations: Portuguese software terms to English and back, and abbreviations.
+
+    Entries are keyed by their normalised tokens (the same `tokens` as indexed text), so `consultas`,
+    `Consulta` and `consulta` find the same line; a source of several words matches as a phrase of
+    consecutive query tokens."""
+
+    phrases: dict[tuple[str, ...], tuple[str, str]]  # source tokens -> (source, target words)
+    reverse: dict[str, list[tuple[str, str]]]  # English word (folded, singular) -> [(word, Portuguese source)]
+    abbreviations: dict[str, str]  # folded abbreviation -> the words it stands for
+    longest: int
+
+
+@lru_cache(maxsize=1)
+def glossary() -> Glossary:
+    phrases: dict[tuple[str, ...], tuple[str, str]] = {}
+    reverse: dict[str, list[tuple[str, str]]] = {}
+    abbreviations: dict[str, str] = {}
+    section = ""
+    for line in _GLOSSARY_FILE.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[] ")
+            continue
+        source, _, target = line.partition("\t")
+        source, target = source.strip(), target.strip()
+        if not source or not target:
+            continue
+        if section == "abbreviations":
+            abbreviations[fold(source)] = target
+            continue
+        key = tuple(tokens(source))
+        if key:
+            phrases.setdefault(key, (source, target))
+        for word in target.split():
+            pairs = reverse.setdefault(singularize(fold(word)), [])
+            if (word, source) not in pairs:
+                pairs.append((word, source))
+    return Glossary(phrases, reverse, abbreviations, max((len(k) for k in phrases), default=1))
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One glossary reading of a query: what it said, what it also means, and how (`pt-en`, `en-pt`,
+    `abbreviation`)."""
+
+    source: str
+    target: str
+    how: str
+
+
+def translations(query: str) -> list[Reading]:
+    """The glossary readings of a query: every Portuguese phrase in it (longest first, left to right) with
+    its English words, every English word with its Portuguese equivalents, and every abbreviation."""
+    book = glossary()
+    found: list[Reading] = []
+    words = raw_tokens(query)
+    for word in words:
+        expansion = book.abbreviations.get(fold(word))
+        if expansion is not None:
+            found.append(Reading(word, expansion, "abbreviation"))
+    for word in words:
+        for english, source in book.reverse.get(singularize(fold(word)), ()):
+            found.append(Reading(english, source, "en-pt"))
+    query_tokens = tokens(query)
+    present = set(query_tokens)
+    position = 0
+    while position < len(query_tokens):
+        for length in range(min(book.longest, len(query_tokens) - position), 0, -1):
+            key = tuple(query_tokens[position:position + length])
+            hit = book.phrases.get(key)
+            if hit is not None:
+                if not set(tokens(hit[1])) <= present:  # `teste` adds nothing to a query that says `test`
+                    found.append(Reading(hit[0], hit[1], "pt-en"))
+                position += length
+                break
+        else:
+            position += 1
+    return list(dict.fromkeys(found))

@@ -322,6 +322,9 @@ class ModuleFacts(Row):
     parse_errors: int
     dynamic_unanalyzed: int
     line_count: int
+    summary: str | None = None  # the first sentence of the file's leading comment
+    prose: str = ""  # what the module says about itself: comments and message strings, bounded
+    outline: tuple[str, ...] = ()  # member names of its exported classes (its public methods), bounded
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type]] = {"exports": Export, "imports": Import}
 

@@ -8,7 +8,6 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from engine.budget import BudgetError, apply_budget, check_budget, compact, strip_key
-from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref
 from engine.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
 from engine.retrieval.project import Entry, Projection
 
@@ -16,7 +15,8 @@ if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
 
 MODES = {"discovery": (8, 5), "editing": (5, 3), "debugging": (6, 4), "documentation": (6, 3)}
-DEFAULT_AGENT_BUDGET = 32
+DEFAULT_AGENT_BUDGET = 300
+AGENT_SCHEMA_VERSION = 2
 EXCERPT = 240
 MAX_NEIGHBOURS = 32
 
@@ -39,11 +39,31 @@ def _next_command(entry: Entry) -> str:
     return f"docbridge query {entry.ownership_id or entry.path} --agent"
 
 
+def render_agent(payload: dict[str, Any]) -> str:
+    """The agent payload exactly as printed: one line of compact JSON (an agent pays for every space)."""
+    return compact(payload) + "\n"
+
+
+def _seal_size(payload: dict[str, Any]) -> int:
+    """Write the printed size into the payload's telemetry; the figure is part of what it measures, so
+    settle it (a few rounds at most: only its number of digits can move it)."""
+    telemetry = payload["telemetry"]
+    size = 0
+    for _ in range(4):
+        telemetry["contextBytes"] = size
+        telemetry["estimatedTokens"] = math.ceil(size / 4)
+        measured = len(render_agent(payload).encode("utf-8"))
+        if measured == size:
+            break
+        size = measured
+    return size
+
+
 def agent_search(retriever: Any, query: str, mode: str = "discovery",
                  budget: int = DEFAULT_AGENT_BUDGET) -> dict[str, Any]:
-    """Matches without scores, follow-up commands, and telemetry, shed until they fit the budget:
-    summaries first (last match first), then follow-up commands, then matches; one grounded match and one
-    command is the minimum, and a budget that cannot hold it is refused."""
+    """Matches without scores, follow-up commands, and telemetry, shed until the printed payload (every byte
+    `render_agent` prints) fits the budget: summaries first (last match first), then follow-up commands, then
+    matches; one grounded match and one command is the minimum, and a budget that cannot hold it is refused."""
     if mode not in MODES:
         raise BudgetError(f"--mode must be one of {', '.join(MODES)}.")
     check_budget(budget, "--context-budget")
@@ -54,39 +74,32 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
         entries = [e for e in entries if e.kind == entries[0].kind][:3]  # the route focuses the payload
     else:
         entries = entries[:max_matches]
-    matches = [_agent_match(e) for e in entries]
-    commands = list(dict.fromkeys(_next_command(e) for e in entries[:max_commands]))
-    best = dict(matches[0]) if matches else None
-    context: dict[str, Any] = {"matches": matches, "nextCommands": commands}
-
-    def size() -> int:
-        return len(compact(context).encode("utf-8"))
-
+    payload: dict[str, Any] = {
+        "type": "agent-search", "schemaVersion": AGENT_SCHEMA_VERSION, "query": query, "mode": mode,
+        "count": len(results), "matches": [_agent_match(e) for e in entries],
+        "nextCommands": list(dict.fromkeys(_next_command(e) for e in entries[:max_commands])),
+        "telemetry": {"contextBytes": 0, "estimatedTokens": 0, "tokenMethod": "estimate",
+                      "contextBudgetTokens": budget, "mode": mode, "truncated": False}}
     limit = budget * 4
-    truncated = False
-    while size() > limit:
-        truncated = True
-        with_summary = [m for m in context["matches"] if "summary" in m]
+    while _seal_size(payload) > limit:
+        payload["telemetry"]["truncated"] = True
+        matches, commands = payload["matches"], payload["nextCommands"]
+        with_summary = [m for m in matches if "summary" in m]
         if with_summary:
             del with_summary[-1]["summary"]
-        elif len(context["nextCommands"]) > 1:
-            context["nextCommands"].pop()
-        elif len(context["matches"]) > 1:
-            context["matches"].pop()
-        elif context["nextCommands"]:
-            context["nextCommands"].pop()
+        elif len(commands) > 1:
+            commands.pop()
+        elif len(matches) > 1:
+            matches.pop()
+        elif commands:
+            commands.pop()
         else:
             break
-    if size() > limit or (results and not context["matches"]):
+    size = _seal_size(payload)
+    if size > limit or (results and not payload["matches"]):
         raise BudgetError(f"--context-budget {budget} is too small for the minimum grounded result "
-                          f"({math.ceil(size() / 4)} tokens needed).")
-    return {
-        "type": "agent-search", "schemaVersion": 1, "query": query, "mode": mode, "count": len(results),
-        "bestMatch": best, "matches": context["matches"], "nextCommands": context["nextCommands"],
-        "telemetry": {"contextBytes": size(), "estimatedTokens": math.ceil(size() / 4),
-                      "tokenMethod": "estimate", "contextBudgetTokens": budget, "mode": mode,
-                      "truncated": truncated},
-    }
+                          f"({math.ceil(size / 4)} tokens needed).")
+    return payload
 
 
 # ------------------------------------------------------------------------------------------------ lookup
@@ -150,6 +163,7 @@ def lookup(ws: Workspace, ref: str, depth: int = 1, budget: int | None = None,
            projection: Projection | None = None) -> dict[str, Any]:
     """The entity, its neighbours by relation kind, the documents covering and mentioning it, its handoff,
     its open findings and its evidence: what an agent reads before editing."""
+    from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref  # not on search --agent's path
     projection = projection or ws.projection()
     entry = resolve_ref(projection, ref)
     depth = max(1, min(3, depth))

@@ -25,7 +25,15 @@ def test_committed_suites_meet_the_bar_and_pass_their_baseline(fixture: str, tmp
     assert set(report["byKind"]) == {"symbol", "path", "question", "ownership"}
     assert set(report["byLang"]) == {"en", "pt"}
     assert [c["id"] for c in report["cases"]] == [c["id"] for c in suite["cases"]]
-    assert all(set(c) == {"id", "rank", "top"} for c in report["cases"])
+    assert all(set(c) == {"id", "rank", "top", "tokensToFirstEvidence"} for c in report["cases"])
+    spent = metrics["tokensToFirstEvidence"]
+    assert 0 < spent["median"] <= spent["p75"]
+    never = [c for c in report["cases"] if c["tokensToFirstEvidence"] is None]
+    assert metrics["neverSatisfiedRate"] == round(len(never) / len(suite["cases"]), 6) <= 0.05
+    # every satisfied case paid at least for the agent's search call, which fits its budget of 300 tokens
+    assert all(c["tokensToFirstEvidence"] > 0 for c in report["cases"] if c not in never)
+    assert sum(1 for c in report["cases"] if c not in never and c["tokensToFirstEvidence"] <= 300) >= len(
+        suite["cases"]) // 2
 
 
 def test_the_result_is_deterministic_and_carries_no_timestamps(tmp_path: Path) -> None:

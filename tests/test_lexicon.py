@@ -70,3 +70,35 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
     text = "The `searchIndex` ranks documents; see src/query/search.ts and Reconciliação."
     assert tokens(text) == tokens(text)
     assert LEXICON_VERSION == 1
+
+
+def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
+    from engine.lexicon import GLOSSARY_VERSION, glossary, translations
+    assert GLOSSARY_VERSION == 1
+    book = glossary()
+    assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
+    readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
+    assert {("invalidar", "invalidate", "pt-en"), ("consulta", "query", "pt-en"),
+            ("navegador", "browser", "pt-en")} <= readings
+    # a phrase wins over its words; English words read back to Portuguese; abbreviations expand
+    assert [(r.source, r.target) for r in translations("solução de problemas")] == [
+        ("solução de problemas", "troubleshooting")]
+    assert ("browser", "navegador", "en-pt") in {(r.source, r.target, r.how) for r in translations("browser mode")}
+    assert ("ts", "typescript", "abbreviation") in {(r.source, r.target, r.how) for r in translations("ts config")}
+    # a Portuguese word that is already the English one adds nothing
+    assert not any(r.how == "pt-en" for r in translations("test cache plugin"))
+
+
+def test_every_glossary_line_is_well_formed() -> None:
+    from engine.lexicon import _GLOSSARY_FILE
+    sections = set()
+    for number, line in enumerate(_GLOSSARY_FILE.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            sections.add(line)
+            continue
+        source, tab, target = line.partition("\t")
+        assert tab and source.strip() and target.strip(), f"glossary line {number}: {line!r}"
+        assert tokens(source) != tokens(target), f"glossary line {number} maps a word to itself"
+    assert sections == {"[pt-en]", "[abbreviations]"}

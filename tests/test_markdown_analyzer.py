@@ -179,3 +179,12 @@ def test_pathological_input_does_not_raise() -> None:
     for text in ["[" * 5000, "`" * 3000, "<!-- doc-bridge:generated -->\n" * 50, "---\n" * 100, "\x00\x01", ""]:
         facts = analyze_markdown("p.md", text)
         assert facts.path == "p.md"
+
+
+def test_a_page_variant_keeps_the_page_it_names() -> None:
+    facts = analyze_markdown("docs/vue/caching.md", "---\ntitle: Caching\nref: docs/react/caching.md\n"
+                                                    "replace: { 'react': 'vue' }\n---\n# Caching\n")
+    assert facts.fm("ref") == "docs/react/caching.md" and not facts.issues
+    # a site generator's own shapes of these keys are not errors
+    odd = analyze_markdown("docs/a.md", "---\ncanonical: [a, b]\nref: {to: x}\n---\n# A\n")
+    assert odd.fm("ref") is None and odd.fm("canonical") is None and not odd.issues

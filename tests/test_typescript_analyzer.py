@@ -115,3 +115,24 @@ def test_jsx_in_tsx_and_js_files_parses_cleanly() -> None:
     assert tsx.parse_errors == 0
     js = analyze_typescript("src/App.js", "import React from 'react';\nexport const App = () => <div>hi</div>;\n")
     assert js.parse_errors == 0 and [e.name for e in js.exports] == ["App"]
+
+
+def test_what_a_module_says_about_itself() -> None:
+    text = ("// eslint-disable-next-line no-console\n/**\n * Decides when entries expire. Runs on a timer.\n */\n"
+            "import { x } from './x'\n"
+            "export class Cache {\n  /** @param key the key */\n  get(key: string) { return x }\n"
+            "  private evict() {}\n  #secret = 1\n  size = 0\n}\n"
+            "export function load() {\n  // retry once before giving up\n"
+            "  throw new Error('The cache could not be loaded')\n  return 'a' + 'ok'\n}\n")
+    module = analyze_typescript("src/cache.ts", text)
+    assert module.summary == "Decides when entries expire."
+    assert module.outline == ("get", "size")  # public members of exported classes, no private ones
+    lines = module.prose.split("\n")
+    assert "Decides when entries expire. Runs on a timer." in lines
+    assert "retry once before giving up" in lines and "The cache could not be loaded" in lines
+    assert "key the key" in lines  # a JSDoc tag's text stays, the tag goes
+    assert not any("eslint" in line or "./x" in line or line == "ok" for line in lines)
+    # a file without a leading comment has no summary; prose is bounded
+    long = "export const a = 1\n" + "".join(f"// note number {i} about the cache\n" for i in range(2000))
+    module = analyze_typescript("src/long.ts", long)
+    assert module.summary is None and 0 < len(module.prose) <= 3000

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.0.0"
+ANALYZER_VERSION = "1.1.0"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
-FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier")
+FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical")
 
 _OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
 _CLOSE_RE = re.compile(r"^\s*<!--\s*/doc-bridge:generated\s*-->\s*$")
@@ -150,6 +150,10 @@ class Frontmatter(BaseModel):
     owner: str | None = None
     lifecycle: str | None = None
     tier: str | None = None
+    # the page this one is a variant of (documentation sites that share pages); any other shape is ignored,
+    # never an error: these keys belong to the site generator
+    ref: Any = None
+    canonical: Any = None
     covers: list[str] = Field(default_factory=list)
     docbridge: DocbridgeBlock | None = None
 

@@ -1,4 +1,4 @@
-"""JS/TS analyzer: one module's exports and imports, a pure function of its path and text.
+"""JS/TS analyzer: one module's exports, imports and what it says about itself, a pure function of its path and text.
 
 tree-sitter with the TypeScript grammar for `.ts/.mts/.cts` and the TSX grammar for `.tsx/.jsx/.js/.mjs/.cjs`
 (plain JavaScript often carries JSX, which the TypeScript grammar rejects). tree-sitter columns are UTF-8
@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
 import tree_sitter_typescript as tst
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from engine.hashing import sha256_bytes
 from engine.model import Export, Import, ModuleFacts
 
-ANALYZER_VERSION = "1.0.0"
+ANALYZER_VERSION = "1.2.0"
+PROSE_LIMIT = 3000  # characters of comments and message strings kept per module
+SUMMARY_LIMIT = 200
+OUTLINE_LIMIT = 64  # member names kept per module
+_MEMBERS = frozenset({"method_definition", "public_field_definition", "method_signature", "abstract_method_signature",
+                      "property_signature"})
 
 _DECLARATION_KINDS = {
     "function_declaration": "function",
@@ -29,6 +35,13 @@ _DECLARATION_KINDS = {
     "internal_module": "namespace",
     "module": "namespace",
 }
+_PROSE = "(comment) @comment (string) @string (template_string) @string"
+_COMMENT_SYNTAX = regex.compile(r"^\s*(?:/\*+!?|\*+/|\*|//+)\s?|\s*\*+/\s*$", regex.M)
+# lines that speak to tools, not to readers
+_DIRECTIVE = regex.compile(r"^\s*(?:eslint|@ts-|prettier-ignore|istanbul|c8 |v8 |biome-|#region|#endregion|"
+                           r"@vitest-environment|@jest-environment|@license|@refresh|@jsx|webpack)", regex.I)
+_JSDOC_TAG = regex.compile(r"(?<![\w@])@[a-zA-Z]+\b")
+_SENTENCE_END = regex.compile(r"(?<=[.!?])\s|\n\s*\n")
 _CALLS = """
 (call_expression function: (import) arguments: (arguments . (_) @dynamic))
 (call_expression function: (identifier) @_fn arguments: (arguments . (_) @require) (#eq? @_fn "require"))
@@ -40,6 +53,7 @@ class _Grammar:
         self.language = Language(language)
         self.parser = Parser(self.language)
         self.calls = Query(self.language, _CALLS)
+        self.prose = Query(self.language, _PROSE)
 
 
 _GRAMMARS: dict[str, _Grammar] = {}
@@ -103,6 +117,7 @@ class _Collector:
         self.local_kinds: dict[str, str] = {}
         self.imported: dict[str, str] = {}  # local binding -> specifier
         self.pending_clauses: list[tuple[Node, Node]] = []
+        self.outline: list[str] = []
         self.dynamic_unanalyzed = 0
 
     def point(self, node: Node) -> tuple[int, int]:
@@ -215,8 +230,23 @@ class _Collector:
             target = value if value is not None else node
             self.export("default", "default", target)
 
+    def members(self, declaration: Node) -> None:
+        """The public member names of an exported class: what one calls on it."""
+        body = declaration.child_by_field_name("body")
+        for member in body.named_children if body is not None else ():
+            if member.type not in _MEMBERS or any(c.type == "accessibility_modifier" and _text(c) in ("private",
+                                                                                                   "protected")
+                                                  for c in member.children):
+                continue
+            name = _text(member.child_by_field_name("name"))
+            if name and name != "constructor" and name[0] not in "#_[" and len(self.outline) < OUTLINE_LIMIT \
+                    and name not in self.outline:
+                self.outline.append(name)
+
     def exported_declaration(self, declaration: Node, is_default: bool) -> None:
         kind = declaration.type
+        if kind in ("class_declaration", "abstract_class_declaration", "class"):
+            self.members(declaration)
         if kind in _DECLARATION_KINDS:
             name = declaration.child_by_field_name("name")
             if name is not None:
@@ -310,8 +340,49 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
         errors = max(1, sum(1 for n in _error_nodes(root)))
     exports = tuple(sorted(set(collector.exports), key=lambda e: (e.line, e.column, e.name)))
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
+    summary, prose = _self_description(grammar, root)
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
-                       source.count(b"\n") + 1)
+                       source.count(b"\n") + 1, summary, prose, tuple(collector.outline))
+
+
+def _comment_text(raw: str) -> str:
+    lines = [line for line in _COMMENT_SYNTAX.sub("", raw).split("\n") if not _DIRECTIVE.match(line)]
+    return _JSDOC_TAG.sub("", "\n".join(lines)).strip()
+
+
+def _self_description(grammar: _Grammar, root: Node) -> tuple[str | None, str]:
+    """What a module says about itself, for search: its comments (JSDoc included, tool directives left out)
+    and its message strings (literals with a space in them: errors, warnings, log lines, test names), in
+    order, each once, up to PROSE_LIMIT characters; and the first sentence of a comment that opens the file
+    as its summary."""
+    found = []
+    for name, nodes in QueryCursor(grammar.prose).captures(root).items():
+        found.extend((node.start_byte, name, node) for node in nodes)
+    found.sort(key=lambda item: item[0])
+    first_statement = next((c.start_byte for c in root.named_children if c.type != "comment"), None)
+    summary: str | None = None
+    parts: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for start, name, node in found:
+        if name == "comment":
+            text = _comment_text(_text(node))
+            if summary is None and text and (first_statement is None or start < first_statement):
+                summary = _SENTENCE_END.split(text, 1)[0].replace("\n", " ").strip()[:SUMMARY_LIMIT] or None
+        else:
+            parent = node.parent
+            if parent is not None and parent.type in ("import_statement", "export_statement", "import_require_clause"):
+                continue
+            value = _string_value(node)
+            text = value.strip() if value and " " in value.strip() and any(c.isalpha() for c in value) else ""
+        if not text or text in seen:
+            continue
+        seen.add(text)
+        parts.append(text)
+        size += len(text) + 1
+        if size >= PROSE_LIMIT:
+            break
+    return summary, "\n".join(parts)[:PROSE_LIMIT]
 
 
 def _error_nodes(root: Node) -> list[Node]:

@@ -1,4 +1,4 @@
-"""The lexical index: tantivy in RAM over the lexicon's tokens.
+"""The lexical index: tantivy over the lexicon's tokens, in memory or on disk.
 
 Text is tokenized in Python (`engine.lexicon`), indexed with tantivy's whitespace tokenizer and queried with
 term queries, so one tokenizer governs both sides and no user text reaches tantivy's query parser.
@@ -9,13 +9,20 @@ Two scoring layouts are supported:
   advantage over the same term repeated in a long body.
 - `fields`: one BM25 per field, boosted by its weight and summed (tantivy's per-field boosts).
 `docbridge bench retrieval --lexical fields` compares the two on a suite (see the README for the figures).
+
+A combined index can be written to a directory and opened again (`engine.retrieval.store` keeps it under
+`.docbridge/index/`): opening costs milliseconds where building costs seconds. Which fields of an entry hold
+a query term (for `aboutness` and `--explain`) is worked out per entry when first asked, from the entry's
+own text, so an index opened from disk answers exactly like one just built.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import tantivy
@@ -26,6 +33,9 @@ from engine.retrieval.project import FIELDS, Entry
 K1, B = 1.2, 0.75  # fixed inside tantivy; recorded in the index header
 SCORE_SCALE = 50 / (K1 + 1)  # tantivy's BM25 carries (k1 + 1); the ranking's scale expects it without
 WHITESPACE = "ws"
+BODY = "body"
+_BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
+_NAMING = _BITS["title"] | _BITS["headings"] | _BITS["path"]
 
 
 @dataclass(slots=True)
@@ -34,35 +44,48 @@ class Hit:
     bm25: float
 
 
+def _pack(per_field: dict[str, list[str]]) -> str:
+    masks: dict[str, int] = {}
+    for name, values in per_field.items():
+        if name == BODY:
+            continue
+        bit = _BITS[name]
+        for value in values:
+            masks[value] = masks.get(value, 0) | bit
+    return " ".join(f"{token}:{mask}" for token, mask in masks.items())  # tokens hold no space and no colon
+
+
+def _schema(names: list[str]) -> Any:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("n", stored=True, indexed=True)
+    for name in names:
+        # term queries only: frequencies, no positions
+        builder.add_text_field(name, stored=False, tokenizer_name=WHITESPACE, index_option="freq")
+    return builder.build()
+
+
 class LexicalIndex:
-    def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined") -> None:
+    def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined",
+                 path: Path | None = None) -> None:
+        """Build the index (in memory, or in the empty directory `path`)."""
         if mode not in ("combined", "fields"):
             raise ValueError(f"unknown lexical mode {mode!r}")
-        self.mode = mode
-        self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS if weights.get(f, 0.0) > 0}
-        self.count = len(entries)
-        # per entry: token -> bit mask of the fields containing it (interned tokens; one small dict per entry
-        # instead of a set per field keeps a large repository's index in memory cheaply)
-        self.field_masks: list[dict[str, int]] = []
-        bits = {name: 1 << index for index, name in enumerate(FIELDS)}
-        builder = tantivy.SchemaBuilder()
-        builder.add_unsigned_field("n", stored=True)
-        names = ["all"] if mode == "combined" else list(self.weights)
-        for name in names:
-            builder.add_text_field(name, stored=False, tokenizer_name=WHITESPACE)
-        self.schema = builder.build()
-        self.index = tantivy.Index(self.schema)
+        if path is not None and mode != "combined":
+            raise ValueError("only the combined layout is written to disk")
+        self._setup(entries, weights, mode)
+        self.schema = _schema(["all"] if mode == "combined" else list(self.weights))
+        self.index = tantivy.Index(self.schema, path=str(path)) if path is not None else tantivy.Index(self.schema)
         self.index.register_tokenizer(WHITESPACE, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
         writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        vocabulary: set[str] = set()
+        self._packed = []
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
-            masks: dict[str, int] = {}
-            for name, values in per_field.items():
-                for value in values:
-                    token = sys.intern(value)
-                    masks[token] = masks.get(token, 0) | bits[name]
-            self.field_masks.append(masks)
-            document = tantivy.Document(n=number)
+            for values in per_field.values():
+                vocabulary.update(values)
+            self._packed.append(_pack(per_field))
+            document = tantivy.Document()
+            document.add_unsigned("n", number)
             if mode == "combined":
                 parts = []
                 for name, weight in self.weights.items():
@@ -79,14 +102,53 @@ class LexicalIndex:
         writer.wait_merging_threads()
         self.index.reload()
         self.searcher = self.index.searcher()
+        self._vocabulary = sorted(vocabulary)
+
+    @classmethod
+    def open(cls, path: Path, entries: list[Entry], weights: dict[str, float],
+             vocabulary: Callable[[], list[str]], packed: Callable[[], list[str]],
+             bodies: Callable[[], list[str]] | None = None) -> LexicalIndex:
+        """A combined index written earlier to `path` for exactly these entries and weights; `vocabulary`
+        loads its words when a query first needs them (typo correction), `packed` the field masks of every
+        entry (`packed_masks`) when a query first asks which fields hold its terms, and `bodies` the body
+        text of every entry, when the entries came without it, once an explanation asks for it."""
+        self = cls.__new__(cls)
+        self._setup(entries, weights, "combined")
+        self._load_packed = packed
+        self._load_bodies = bodies
+        self.index = tantivy.Index.open(str(path))
+        self.schema = self.index.schema
+        self.searcher = self.index.searcher()
+        if self.searcher.num_docs != len(entries):
+            raise ValueError(f"the index at {path} holds {self.searcher.num_docs} entries, not {len(entries)}")
+        self._load_vocabulary = vocabulary
+        return self
+
+    def _setup(self, entries: list[Entry], weights: dict[str, float], mode: str) -> None:
+        self.mode = mode
+        self.entries = entries
+        self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS if weights.get(f, 0.0) > 0}
+        self.count = len(entries)
+        # per entry: token -> bit mask of the fields holding it, worked out when first asked (interned tokens)
+        self._masks: dict[int, dict[str, int]] = {}
+        self._body_masks: dict[int, frozenset[str]] = {}
         self._df: dict[str, int] = {}
         self._vocabulary: list[str] | None = None
+        self._load_vocabulary: Callable[[], list[str]] | None = None
+        self._packed: list[str] | None = None
+        self._load_packed: Callable[[], list[str]] | None = None
+        self._load_bodies: Callable[[], list[str]] | None = None
+        self._bodies: list[str] | None = None
 
     def vocabulary(self) -> list[str]:
-        """Every indexed token (for typo-tolerant expansion of a query term that matches nothing)."""
+        """Every indexed token, sorted (for typo-tolerant expansion of a query term that matches nothing)."""
         if self._vocabulary is None:
-            self._vocabulary = sorted({t for masks in self.field_masks for t in masks})
+            self._vocabulary = self._load_vocabulary() if self._load_vocabulary is not None else sorted(
+                {t for i in range(self.count) for t in self._all_tokens(i)})
         return self._vocabulary
+
+    def _all_tokens(self, entry: int) -> set[str]:
+        return set(self.masks(entry)) | self.body_tokens(entry)
 
     def doc_freq(self, token: str) -> int:
         """How many entries contain `token` in any indexed field."""
@@ -95,7 +157,7 @@ class LexicalIndex:
             if self.mode == "combined":
                 cached = self.searcher.doc_freq("all", token)
             else:
-                cached = sum(1 for masks in self.field_masks if token in masks)
+                cached = sum(1 for i in range(self.count) if token in self._all_tokens(i))
             self._df[token] = cached
         return cached
 
@@ -127,15 +189,74 @@ class LexicalIndex:
             hits.append(Hit(int(number), round(score * SCORE_SCALE, 6)))
         return hits
 
-    def matched(self, entry: int, query_tokens: list[str]) -> dict[str, list[str]]:
-        """Which query terms each field of an entry contains (for explanations)."""
+    def packed_masks(self) -> list[str]:
+        """Per entry, the fields other than the body that hold each of its tokens, as `token:mask` words: what
+        an index written to disk keeps so that opening it tokenizes nothing."""
+        if self._packed is None:
+            self._packed = self._load_packed() if self._load_packed is not None else [
+                _pack({name: tokens(e.fields.get(name, "")) for name in FIELDS if name != BODY}) for e in self.entries]
+        return self._packed
+
+    def containing(self, entries: list[int], query_tokens: list[str]) -> dict[int, set[str]]:
+        """Which of the query's terms each of `entries` holds in any field, asked of the index itself (the
+        combined field holds every weighted field), so no entry's text is tokenized again."""
+        held: dict[int, set[str]] = {e: set() for e in entries}
+        if not entries:
+            return held
+        if self.mode != "combined":
+            for entry in entries:
+                held[entry] = set(self.masks(entry)) & set(query_tokens) | (self.body_tokens(entry) & set(query_tokens))
+            return held
+        only = tantivy.Query.term_set_query(self.schema, "n", list(entries))
+        for token in dict.fromkeys(query_tokens):
+            term = tantivy.Query.term_query(self.schema, "all", token)
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, term), (tantivy.Occur.Must, only)])
+            for _score, address in self.searcher.search(query, len(entries)).hits:
+                held[int(self.searcher.doc(address)["n"][0])].add(token)
+        return held
+
+    def masks(self, entry: int) -> dict[str, int]:
+        """Token -> bit mask of the fields other than the body that hold it."""
+        found = self._masks.get(entry)
+        if found is None:
+            found = {}
+            for word in self.packed_masks()[entry].split():
+                token, _, mask = word.rpartition(":")
+                found[sys.intern(token)] = int(mask)
+            self._masks[entry] = found
+        return found
+
+    def body_tokens(self, entry: int) -> frozenset[str]:
+        found = self._body_masks.get(entry)
+        if found is None:
+            if self._load_bodies is not None and self._bodies is None:
+                self._bodies = self._load_bodies()
+            text = self._bodies[entry] if self._bodies is not None else self.entries[entry].fields.get(BODY, "")
+            found = self._body_masks[entry] = frozenset(tokens(text))
+        return found
+
+    def named(self, entry: int, query_tokens: list[str]) -> list[str]:
+        """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
+        masks = self.masks(entry)
+        return [t for t in query_tokens if masks.get(t, 0) & _NAMING]
+
+    def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
+        """Which query terms each field of an entry contains (for aboutness and explanations); the body,
+        the longest field, only when asked."""
         out = {}
-        masks = self.field_masks[entry]
-        for index, name in enumerate(FIELDS):
+        masks = self.masks(entry)
+        for name in FIELDS:
             if name not in self.weights:
                 continue
-            bit = 1 << index
-            found = sorted({t for t in query_tokens if masks.get(t, 0) & bit})
+            if name == BODY:
+                if body:
+                    held = self.body_tokens(entry)
+                    found = sorted({t for t in query_tokens if t in held})
+                else:
+                    found = []
+            else:
+                bit = _BITS[name]
+                found = sorted({t for t in query_tokens if masks.get(t, 0) & bit})
             if found:
                 out[name] = found
         return out

@@ -1,10 +1,22 @@
 """The retrieval projection: a pure function of the snapshot, the accepted overlay and the configuration.
 
-One entry per document, module, area and package (plus configured intents and changes, and ownership
-records that match no path), with the fields the lexical index reads (`title, headings, symbols, path,
-aliases, summary, body`), graph data (PageRank, the entries it is linked with), its content hash,
-provenance and confidence. The retrieval index has no scanner of its own: everything comes from the
-snapshot and the facts it was built from.
+One entry per document, module, area and package (plus configured intents and changes, ownership records
+that match no path, and every directory of two or more files that is neither an area nor a package), with
+the fields the lexical index reads (`title, headings, symbols, path, aliases, summary, body`), graph data
+(PageRank, the entries it is linked with), its content hash, provenance and confidence. The retrieval index
+has no scanner of its own: everything comes from the snapshot and the facts it was built from.
+
+What the projection also records for ranking, each a property of the repository, not of a query:
+- a module's own words: the first sentence of its leading comment as summary, the public members of its
+  exported classes as headings, its comments and message strings as body (what
+  `engine.discovery.typescript` keeps);
+- `surface`: `public` for a module a package entry exports (directly or through re-exports), `peripheral`
+  for anything under a test, fixture, example or playground directory (or a `.test.`/`.spec.` file);
+- `variant_of`: documents that are copies of one page (same file name and title in sibling folders, one per
+  framework or version) point to their canonical copy: the one the others name in a frontmatter `ref` or
+  `canonical`, else the most linked-to, else the one with the most words;
+- initials of package and area names as aliases (`react-query-devtools` → `rqd`), and a package's README
+  summary as its summary.
 """
 
 from __future__ import annotations
@@ -16,12 +28,24 @@ from typing import TYPE_CHECKING, Any
 from engine.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
 from engine.hashing import canonical_hash
 from engine.lexicon import LEXICON_VERSION
-from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, MarkdownFacts, Relation, entity_id
+from engine.model import (
+    AREA,
+    CHANGE,
+    DOCUMENT,
+    INTENT,
+    MODULE,
+    PACKAGE,
+    MarkdownFacts,
+    ModuleFacts,
+    Relation,
+    entity_id,
+)
 
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
 
-PROJECTION_VERSION = 1
+PROJECTION_VERSION = 3
+DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
                 "aliases": 2048}
@@ -29,6 +53,14 @@ EDGE_KINDS = frozenset({"covers", "mentions", "mentions-symbol", "links-to"})
 MAX_EDGES = 64
 EMPTY_OVERLAY_HASH = canonical_hash({"accepted": []})
 _TEST_MARKERS = (".test.", ".spec.", "__tests__/")
+# directories whose files illustrate or exercise a package rather than make it up
+PERIPHERAL_DIRS = frozenset({
+    "test", "tests", "__tests__", "__test__", "__mocks__", "__fixtures__", "fixtures", "fixture", "e2e", "spec",
+    "specs", "examples", "example", "playground", "playgrounds", "demo", "demos", "sandbox", "stories",
+    "__snapshots__", "__tests_dts__", "benchmarks", "bench"})
+_PERIPHERAL_FILES = (".test.", ".spec.", ".test-d.", ".bench.", ".stories.", ".e2e.")
+_MODULE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+_BUILD_DIRS = ("dist/", "build/", "lib/", "out/")
 # several entities can share a path (a package and an area, say): an ownership record attaches to the first
 _ATTACH_ORDER = {PACKAGE: 0, AREA: 1, MODULE: 2, DOCUMENT: 3}
 
@@ -64,6 +96,10 @@ class Entry:
     edges: tuple[Edge, ...] = ()
     covered_by: tuple[str, ...] = ()
     mentioned_by: tuple[str, ...] = ()
+    surface: str | None = None  # "public" | "peripheral" | None
+    variant_of: str | None = None  # the canonical copy of the page this document is a variant of
+    variants: int = 0  # on a canonical copy: how many variants point to it
+    dependents: int = 0  # on a package: how many of the repository's packages depend on it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +108,8 @@ class Entry:
             "declared_symbols": sorted(self.declared_symbols),
             "tags": list(self.tags), "fields": self.fields, "content_hash": self.content_hash,
             "provenance": self.provenance, "confidence": self.confidence, "ownership_id": self.ownership_id,
+            "surface": self.surface, "variant_of": self.variant_of, "variants": self.variants,
+            "dependents": self.dependents,
             "graph": {"pagerank": self.pagerank, "area_id": self.area_id, "package_id": self.package_id,
                       "covered_by": list(self.covered_by), "mentioned_by": list(self.mentioned_by),
                       "inbound_links": sum(1 for e in self.edges if e.direction == "in"),
@@ -90,7 +128,9 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
         provenance=data["provenance"], confidence=data["confidence"], ownership_id=data.get("ownership_id"),
         pagerank=float(graph.get("pagerank", 0.0)), area_id=graph.get("area_id"), package_id=graph.get("package_id"),
         edges=tuple(Edge(*edge) for edge in graph.get("edges", ())), covered_by=tuple(graph.get("covered_by", ())),
-        mentioned_by=tuple(graph.get("mentioned_by", ())))
+        mentioned_by=tuple(graph.get("mentioned_by", ())), surface=data.get("surface"),
+        variant_of=data.get("variant_of"), variants=int(data.get("variants", 0)),
+        dependents=int(data.get("dependents", 0)))
 
 
 @dataclass(slots=True)
@@ -178,6 +218,9 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     def doc_facts(path: str | None) -> MarkdownFacts | None:
         return ws.universe.documents.get(path) if path else None
 
+    public = _public_surface(entities, relations, layout)
+    dependents = _dependents(layout)
+
     entries: list[Entry] = []
     for entity in entities.values():
         if entity.kind not in _ATTACH_ORDER or entity.path is None:
@@ -193,21 +236,32 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             title = agent.title
         headings = [h.text for h in facts.headings] if facts else []
         body = facts.body if facts else ""
+        module_facts = ws.universe.modules.get(entity.path) if entity.kind == MODULE else None
+        own_summary = None
+        if isinstance(module_facts, ModuleFacts):
+            # a module's outline (the public members of its classes) is what headings are to a document
+            body, own_summary = module_facts.prose, module_facts.summary
+            headings = list(module_facts.outline)
+        # a package (other than the repository itself) is described by its README's opening paragraph; the
+        # README stays the answer for everything else it says
+        readme = _readme(ws, entity.path) if entity.kind == PACKAGE and entity.path not in (".", "") else None
         if agent is not None and entity.kind != DOCUMENT and not body:
             # the unit is documented by its agent document: it inherits that text, as body text, so that the
             # document itself stays the stronger answer for what its headings say
             body = " ".join([h.text for h in agent.headings] + [agent.body])
-        summary = (record.purpose if record and record.purpose else None) or entity.summary or (
-            agent.summary if agent else None)
+        summary = (record.purpose if record and record.purpose else None) or entity.summary or own_summary or (
+            agent.summary if agent else None) or (readme.summary if readme else None)
         aliases: list[str] = [r.id for r in records]
         symbols: list[str] = []
         declared: set[str] = set()
         tags = [entity.kind]
         if entity.kind == PACKAGE:
             name = entity.title or ""
-            for alias in (name.rsplit("/", 1)[-1], name):
+            for alias in (name.rsplit("/", 1)[-1], name, *initials(name.rsplit("/", 1)[-1])):
                 if alias and alias not in aliases:
                     aliases.append(alias)
+        elif entity.kind == AREA:
+            aliases.extend(a for a in initials(entity.path.rsplit("/", 1)[-1]) if a not in aliases)
         elif entity.kind == MODULE:
             exports = entity.data.get("exports", [])
             declared = {e["name"] for e in exports if "source" not in e and e["name"] != "*"}
@@ -241,7 +295,11 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             "summary": _limit(summary or "", "summary"),
             "body": _limit(body, "body"),
         }
-        entry_edges = sorted(edges.get(entity.id, {}).values(), key=lambda e: (e.kind, e.other, e.direction))
+        # past MAX_EDGES an entry keeps its own outgoing edges first (what it imports and re-exports: a barrel
+        # that many import still leads to what it exports), then as many incoming ones as fit
+        own = edges.get(entity.id, {}).values()
+        kept = sorted(own, key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
+        entry_edges = sorted(kept, key=lambda e: (e.kind, e.other, e.direction))
         entries.append(Entry(
             id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
             audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
@@ -249,9 +307,14 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
             provenance=entity.provenance, confidence=entity.confidence,
             ownership_id=record.id if record else None, pagerank=ranks.get(entity.id, 0.0), area_id=area_id,
-            package_id=package_id, edges=tuple(entry_edges[:MAX_EDGES]),
+            package_id=package_id, edges=tuple(entry_edges),
             covered_by=tuple(sorted(covered_by.get(entity.id, ()))),
-            mentioned_by=tuple(sorted(mentioned_by.get(entity.id, ())))))
+            mentioned_by=tuple(sorted(mentioned_by.get(entity.id, ()))),
+            surface="peripheral" if is_peripheral(entity.path) else ("public" if entity.id in public else None),
+            dependents=dependents.get(entity.id, 0) if entity.kind == PACKAGE else 0))
+
+    entries.extend(_directories(entries, layout))
+    _mark_variants(entries, ws, ranks)
 
     for record in orphans:
         aliases = [a for a in (record.id, record.agent_doc, record.human_doc) if a]
@@ -286,6 +349,177 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             confidence="declared"))
     entries.sort(key=lambda e: e.id)
     return Projection(entries, weights or config.weights(), snapshot, config.content_hash())
+
+
+def _peripheral_dir(name: str) -> bool:
+    # `__tests__`, `__mocks__`, `__testfixtures__`: double-underscore directories belong to test tooling
+    return name in PERIPHERAL_DIRS or (len(name) > 4 and name.startswith("__") and name.endswith("__"))
+
+
+def is_peripheral(path: str) -> bool:
+    """Under a test, fixture, example or playground directory, or a test file."""
+    parts = path.split("/")
+    return any(_peripheral_dir(part) for part in parts[:-1]) or any(m in parts[-1] for m in _PERIPHERAL_FILES) \
+        or _peripheral_dir(parts[-1])
+
+
+def initials(name: str) -> list[str]:
+    """Initials of a multi-word name and of its leading words: `react-query-devtools` → `rqd`, `rq`
+    (`query-core` → `qc`); nothing for a one-word name."""
+    words = [w for w in name.replace("_", "-").replace(".", "-").split("-") if w and w[0].isalpha()]
+    if len(words) < 2:
+        return []
+    letters = "".join(w[0].lower() for w in words)
+    return [letters[:n] for n in range(len(letters), 1, -1)]
+
+
+def _public_surface(entities: dict[str, Any], relations: list[Relation], layout: Any) -> set[str]:
+    """Modules a package's entry module exports, directly or through re-exports: the package's public
+    surface. The entry is found as imports of the package name find it (its manifest's entry points, a
+    built path mapped back to src/, then src/index and index)."""
+    modules = {e.path for e in entities.values() if e.kind == MODULE and e.path}
+    reexports: dict[str, list[str]] = defaultdict(list)
+    for relation in relations:
+        if relation.kind == "re-exports" and relation.target.startswith("module:"):
+            reexports[relation.source].append(relation.target)
+    frontier = []
+    for info in layout.packages.values():
+        prefix = "" if info.directory == "." else info.directory + "/"
+        candidates = []
+        for entry in (info.facts.entry_points if info.facts else ()):
+            entry = entry.removeprefix("./")
+            candidates.append(entry)
+            candidates.extend("src/" + entry[len(d):] for d in _BUILD_DIRS if entry.startswith(d))
+        candidates += ["src/index", "index"]
+        for candidate in candidates:
+            stem = candidate.rsplit(".", 1)[0] if "." in candidate.rsplit("/", 1)[-1] else candidate
+            found = next((prefix + c for c in (candidate, *(stem + x for x in _MODULE_EXTENSIONS))
+                          if prefix + c in modules), None)
+            if found is not None:
+                frontier.append(entity_id(MODULE, found))
+                break
+    public: set[str] = set()
+    while frontier:
+        current = frontier.pop()
+        if current in public:
+            continue
+        public.add(current)
+        frontier.extend(reexports.get(current, ()))
+    return public
+
+
+def _readme(ws: Workspace, directory: str) -> MarkdownFacts | None:
+    prefix = "" if directory in (".", "") else directory + "/"
+    for name in ("README.md", "readme.md", "Readme.md", "index.md"):
+        facts = ws.universe.documents.get(prefix + name)
+        if facts is not None:
+            return facts
+    return None
+
+
+def _dependents(layout: Any) -> dict[str, int]:
+    """Package id -> how many other packages of the repository (examples and playgrounds aside) list it
+    among their dependencies."""
+    by_name = {info.name: info.id for info in layout.packages.values()}
+    counts: dict[str, int] = defaultdict(int)
+    for info in layout.packages.values():
+        if is_peripheral(info.directory):
+            continue  # examples and playgrounds depend on everything they show
+        for name, _field in (info.facts.dependencies if info.facts else ()):
+            target = by_name.get(name)
+            if target is not None and target != info.id:
+                counts[target] += 1
+    return dict(counts)
+
+
+def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
+    """One entry per directory holding two or more documents or modules that no area or package names: a
+    query can name a directory (`docs/guide`, `src/node/server`) and expect it, not one of its files. Its
+    README or index is where it starts: that document's title and summary describe it."""
+    taken = {e.path for e in entries if e.kind in (AREA, PACKAGE)}
+    files: dict[str, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        if entry.kind in (DOCUMENT, MODULE):
+            parts = entry.path.split("/")
+            for depth in range(1, len(parts)):
+                files["/".join(parts[:depth])].append(entry)
+    out = []
+    for path, members in sorted(files.items()):
+        if len(members) < 2 or path in taken:
+            continue
+        name = path.rsplit("/", 1)[-1]
+        index = next((m for m in members if m.kind == DOCUMENT and m.path.rsplit("/", 1)[0] == path
+                      and m.path.rsplit("/", 1)[-1].lower() in ("readme.md", "index.md", "readme.mdx", "index.mdx")),
+                     None)
+        documents = sum(1 for m in members if m.kind == DOCUMENT)
+        tags = [DIRECTORY, "documentation" if documents * 2 >= len(members) else "source"]
+        if is_peripheral(path):
+            tags.append("peripheral")
+        title = index.title if index is not None and index.title and index.title != index.path.rsplit("/", 1)[-1] \
+            else name
+        summary = index.summary if index is not None else None
+        aliases = [name, *initials(name)]
+        area, package = layout.area_of(path), layout.package_of(path)
+        out.append(Entry(
+            id=f"{DIRECTORY}:{path}", kind=DIRECTORY, path=path, title=title, summary=summary, audience=None,
+            aliases=tuple(aliases), symbols=(), declared_symbols=frozenset(), tags=tuple(tags),
+            fields={"title": _limit(f"{name} {title}" if title != name else name, "title"), "headings": "",
+                    "symbols": "", "path": _limit(path, "path"), "aliases": _limit(" ".join(aliases + tags), "aliases"),
+                    "summary": _limit(summary or "", "summary"), "body": ""},
+            content_hash=index.content_hash if index is not None else canonical_hash({"id": f"{DIRECTORY}:{path}"}),
+            provenance="observed", confidence="observed", area_id=area.id if area else None,
+            package_id=package.id if package else None,
+            surface="peripheral" if is_peripheral(path) else None))
+    return out
+
+
+def _mark_variants(entries: list[Entry], ws: Workspace, ranks: dict[str, float]) -> None:
+    """Group documents that are copies of one page (same file name, same title, different folders) and
+    point each copy at the canonical one."""
+    documents = {e.path: e for e in entries if e.kind == DOCUMENT}
+    groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    for entry in documents.values():
+        groups[(entry.path.rsplit("/", 1)[-1].lower(), entry.title.strip().lower())].append(entry)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        paths = {m.path for m in members}
+        pointed: dict[str, int] = defaultdict(int)
+        for member in members:
+            facts = ws.universe.documents.get(member.path)
+            for key in ("ref", "canonical"):
+                target = _resolve_page(facts.fm(key) if facts else None, member.path, documents)
+                if target is not None and target in paths and target != member.path:
+                    pointed[target] += 1
+        inbound = {m.path: sum(1 for e in m.edges if e.kind == "links-to" and e.direction == "in") for m in members}
+        canonical = min(members, key=lambda m: (-pointed.get(m.path, 0), -inbound[m.path],
+                                                 -ranks.get(m.id, 0.0), -len(m.fields.get("body", "")), m.path))
+        canonical.variants = len(members) - 1
+        for member in members:
+            if member is not canonical:
+                member.variant_of = canonical.id
+
+
+def _resolve_page(value: str | None, origin: str, documents: dict[str, Entry]) -> str | None:
+    """A page named by a frontmatter value: repository-relative, relative to the document, or site-style
+    (without `.md`, with a leading `/`)."""
+    if not value or "://" in value:
+        return None
+    clean = value.strip().split("#", 1)[0]
+    base = origin.rsplit("/", 1)[0] if "/" in origin else ""
+    for candidate in (clean.lstrip("/"), f"{base}/{clean}" if base else clean):
+        parts: list[str] = []
+        for part in candidate.split("/"):
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part and part != ".":
+                parts.append(part)
+        path = "/".join(parts)
+        for guess in (path, path + ".md", path + "/index.md", path + "/README.md"):
+            if guess in documents:
+                return guess
+    return None
 
 
 def _containment(entity: Any, layout: Any) -> tuple[str | None, str | None]:

@@ -4,38 +4,45 @@
           + graphProximity + canonicality + audienceFit + acceptedAgentSignals
 
 - lexical: BM25 (engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking.
-- prior: query-shape multipliers that can only amplify evidence that exists (an agent-audience document,
-  an ownership record for a routing question, a route whose title covers the query, a module for a symbol-
-  or path-shaped query, a document for a sentence).
+- prior: multipliers that can only scale evidence that exists: query shape (an agent-audience document,
+  an ownership record or a unit for a routing question, a route whose title covers the query, a module for
+  a symbol- or path-shaped query or for an implementation question, a document for a sentence), and
+  properties of the repository (the canonical copy of a page that has variants, something under a test,
+  fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
 - aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path.
 - exactId / exactPath / exactSymbol: the query names the thing. Per-word identity applies to queries of at
   most two words: a sentence does not name a thing by containing one of its words. A re-exporting barrel
-  earns less for a symbol than the module that declares it.
+  earns less for a symbol than the module that declares it; a declaration on a package's public surface, in
+  a package other packages depend on, earns more; one under a test or example directory earns half. A
+  directory named by its path (or its last segments) outranks the files inside it.
 - graphProximity: entries within two hops of one of the ten strongest lexical hits, scaled by that anchor's
   share of the best lexical score. A result that only a relation surfaced earns proximity and nothing else.
 - canonicality: 4 × ln(1 + (PageRank − floor) × entries), for lexical hits only (a tie-breaker).
 - audienceFit: +25 for documentation written for agents when the caller is an agent.
 - acceptedAgentSignals: the enrichment overlay hook, at weight 0 until the overlay exists.
 
-Results below a third of the best score are dropped (`floor=0` keeps the neighbourhood); ties break on an
-exact id, then on an ownership record, then on the id. Explaining never changes the order.
+Before ranking, the query is read through the glossary (`engine.lexicon.translations`: Portuguese terms
+and abbreviations add their English words), and a word that matches nothing is replaced by the closest
+indexed word. Results below a third of the best score are dropped (`floor=0` keeps the neighbourhood); ties
+break on an exact id, then on an ownership record, then on the id; variants of one page collapse into the
+best-ranked copy, which lists the others as `alsoIn`. Explaining never changes the order.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from rapidfuzz import process
-from rapidfuzz.distance import JaroWinkler
-
 from engine.graph import canonicality_boost
-from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens
+from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens, translations
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
 from engine.retrieval.lexical import LexicalIndex
-from engine.retrieval.project import Entry, Projection
+from engine.retrieval.project import DIRECTORY, Entry, Projection
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "canonicality", "audienceFit", "acceptedAgentSignals")
@@ -43,16 +50,21 @@ ACCEPTED_SIGNALS_WEIGHT = 0.0  # the overlay hook: no accepted enrichment exists
 LEXICAL_DEPTH = 200
 TYPO_SIMILARITY = 0.9
 TYPO_BOOST = 0.7
+TYPO_SPREAD = 0.03
+# a word the glossary adds weighs less than one the query said; an English query reaching for Portuguese
+# words weighs least (a translation of the page it wants is rarely the page it wants)
+READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
 ANCHORS = 10
 FLOOR = 1 / 3
 
 _PACKAGE_INTENT = re.compile(
-    r"\b(package|module|pkg|edit|change|where|owns?|ownership|owners?|handoff|start|responsible|maintainers?)\b"
-    r"|\b(pacotes?|modulos?|onde|quem|donos?|responsave(l|is)|comec\w*|inici\w*|edit\w*|mud\w*|alter\w*)", re.I)
+    r"\b(package|pkg|edit|change|where|owns?|ownership|owners?|handoff|start|responsible|maintainers?)\b"
+    r"|\b(pacotes?|onde|quem|donos?|responsave(l|is)|comec\w*|inici\w*|edit\w*|mud\w*|alter\w*)", re.I)
 _CHANGE_INTENT = re.compile(
     r"\b(change|edit|modify|update|fix|migrate|replace)\b"
     r"|\b(alter\w*|mud\w*|modific\w*|edit\w*|atualiz\w*|corrig\w*|migr\w*|substitu\w*|troc\w*)", re.I)
-_ROUTING_QUESTION = re.compile(r"^(where|how)\b.*\b(edit|change|package|module)", re.I)
+# ("module" asks for a unit only beside a routing verb: "how do I mock a module" asks how to mock)
+_ROUTING_QUESTION = re.compile(r"^(where|how)\b.*\b(edit|change|package)", re.I)
 # In a routing question these words say what kind of answer is wanted, not what it is about: they set the
 # priors and are not matched as text (unless nothing else is left).
 _ROUTING_WORDS = frozenset(
@@ -60,6 +72,26 @@ _ROUTING_WORDS = frozenset(
     "areas where change changes changing edit edits editing modify update handoff start package packages module "
     "modules dono donos responsavel responsaveis onde mudar alterar editar modificar pacote pacotes modulo "
     "modulos equipe time".split())
+# "how does X decide…", "how are X batched", "where is X implemented": the mechanism, which modules hold,
+# rather than a task a guide walks through ("how do I…", "how to…", "how is X configured")
+_MECHANISM = (r"(implement\w*|defin(e|es|ed)|declar\w*|comput\w*|calculat\w*|decid\w*|detect\w*|determin\w*|"
+              r"dispatch\w*|pars(e|es|ed|ing)|resolv\w*|propagat\w*|schedul\w*|batch\w*|hash(es|ed|ing)?|"
+              r"serializ\w*|escap\w*|shuffl\w*|split\w*|track\w*|generat\w*|garbage)")
+_IMPLEMENTATION = re.compile(
+    r"^(how|where|when)\s+(does|do|did)\s+(?!(i|we|you|one)\b)"
+    rf"|^(how|where|when)\s+(is|are|was|were)\s+.*\b{_MECHANISM}\b"
+    r"|\b(implemented|implementation|implements)\b"
+    r"|^(como|onde|quando)\b.*\b(implementad\w*|implementa\w*|calculad\w*|detectad\w*|decidid\w*|definid\w*|"
+    r"agendad\w*|propagad\w*)", re.I)
+# words by which a query asks for examples or fixtures themselves (not "test": in a test runner's repository
+# that is the subject, not a place)
+# words by which a routing question names the kind of unit it wants ("which package…", "which area…")
+_KIND_WORDS = {"package": (PACKAGE,), "packages": (PACKAGE,), "pacote": (PACKAGE,), "pacotes": (PACKAGE,),
+               "area": (AREA, DIRECTORY), "areas": (AREA, DIRECTORY), "folder": (DIRECTORY, AREA),
+               "directory": (DIRECTORY, AREA), "pasta": (DIRECTORY, AREA), "diretorio": (DIRECTORY, AREA)}
+_PERIPHERAL_WORDS = frozenset({"example", "examples", "fixture", "fixtures", "playground", "playgrounds", "demo",
+                               "demos", "sandbox", "e2e", "sample", "samples", "__tests__"})
+_IDENTIFIER = re.compile(r"[a-z0-9][A-Z]|[A-Za-z]_[A-Za-z]")
 _SYMBOL_SHAPED = re.compile(r"[a-z0-9][A-Z]|^[A-Za-z_$][\w$]{2,}$")
 _PATH_SHAPED = re.compile(r"/|\.[A-Za-z]{1,4}$")
 
@@ -74,6 +106,16 @@ class Result:
     surfaced_by: dict[str, Any] | None = None
     terms: list[str] = field(default_factory=list)  # the query's tokens, as matched
     corrected: dict[str, str] = field(default_factory=dict)  # typo-tolerant substitutions
+    reasons: list[str] = field(default_factory=list)  # why the prior and identity components are what they are
+    also_in: list[str] = field(default_factory=list)  # the other copies of this page, folded into it
+    translated: dict[str, str] = field(default_factory=dict)  # glossary readings of the query
+    complete: Any = None  # adds the body's matches to `matched` when they are first shown
+
+    def matches(self) -> dict[str, list[str]]:
+        """The query terms each field holds, the body's included (worked out when first asked)."""
+        if self.complete is not None:
+            self.matched, self.complete = self.complete(), None
+        return self.matched
 
     def to_json(self, explain: bool = False) -> dict[str, Any]:
         entry = self.entry
@@ -86,12 +128,34 @@ class Result:
             out["summary"] = entry.summary
         if entry.ownership_id:
             out["ownership_id"] = entry.ownership_id
+        if self.also_in:
+            out["alsoIn"] = self.also_in
         if explain:
-            out["explain"] = {"terms": self.terms, "matched": self.matched,
+            out["explain"] = {"terms": self.terms, "matched": self.matches(),
                               "components": {k: round(v, 6) for k, v in self.components.items()},
+                              **({"reasons": self.reasons} if self.reasons else {}),
+                              **({"translated": self.translated} if self.translated else {}),
                               **({"corrected": self.corrected} if self.corrected else {}),
                               **({"surfaced_by": self.surfaced_by} if self.surfaced_by else {})}
         return out
+
+
+@dataclass(slots=True)
+class _QueryShape:
+    """What a query is, read once: its words, whether it names one thing, what kind of answer it asks."""
+
+    query: str
+    words: list[str]  # folded, singular
+    naming: bool  # at most two words: per-word identity applies
+    whole: str  # the whole query as a name or path
+    want_ownership: bool
+    change_intent: bool
+    shape_module: bool
+    implementation: bool
+    peripheral: bool  # the query asks about examples, fixtures or playgrounds
+    identifier: bool = False  # one word shaped like a code identifier (camelCase, snake_case), not a path
+    kinds_named: frozenset[str] = frozenset()  # unit kinds the question names ("which package…")
+    term_count: int = 0
 
 
 @dataclass(slots=True)
@@ -108,31 +172,39 @@ class _Candidate:
 class Retriever:
     projection: Projection
     mode: str = "combined"
-    lexical: LexicalIndex = field(init=False)
+    lexical: LexicalIndex = None  # type: ignore[assignment]  # built from the projection unless given (on disk)
     entries: list[Entry] = field(init=False)
+    index_of: dict[str, int] = field(init=False)
     identifiers: list[frozenset[str]] = field(init=False)
-    symbols: list[frozenset[str]] = field(init=False)
-    declared: list[frozenset[str]] = field(init=False)
+    paths: list[str] = field(init=False)
+    sorted_paths: list[tuple[str, int]] = field(init=False)
     by_identifier: dict[str, list[int]] = field(init=False)
     by_path: dict[str, list[int]] = field(init=False)
     by_base: dict[str, list[int]] = field(init=False)
     by_symbol: dict[str, list[int]] = field(init=False)
-    by_directory: dict[str, list[int]] = field(init=False)
-    adjacency: list[list[tuple[int, str, str]]] = field(init=False)
+    dependents: dict[str, int] = field(init=False)
+    _symbols: dict[int, tuple[frozenset[str], frozenset[str]]] = field(init=False)
+    _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
+    _unit_names: dict[int, frozenset[str]] = field(init=False)
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
+    # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
+    # "current" (stored, the tree unchanged: nothing scanned)
+    source: str = "memory"
+    edge_loader: Any = None  # index -> edges, when the entries came without them (engine.retrieval.store)
 
     def __post_init__(self) -> None:
         self.entries = self.projection.entries
-        self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
-        index_of = {e.id: i for i, e in enumerate(self.entries)}
+        if self.lexical is None:
+            self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
+        self.index_of = {e.id: i for i, e in enumerate(self.entries)}
+        self.paths = [e.path.lower() for e in self.entries]
+        self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
-        # lower-cased exported and declared names per entry, read by every query's identity pass
-        self.symbols = [frozenset(n.lower() for n in e.symbols) for e in self.entries]
-        self.declared = [frozenset(n.lower() for n in e.declared_symbols) for e in self.entries]
+        self._symbols, self._adjacency, self._unit_names = {}, {}, {}
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
-        self.by_base, self.by_symbol, self.by_directory = defaultdict(list), defaultdict(list), defaultdict(list)
-        self.adjacency = []
+        self.by_base, self.by_symbol = defaultdict(list), defaultdict(list)
+        self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
         for i, entry in enumerate(self.entries):
             ids = {fold(a) for a in entry.aliases}
             if entry.ownership_id:
@@ -143,20 +215,46 @@ class Retriever:
             for identifier in ids:
                 self.by_identifier[identifier].append(i)
             self.by_identifier[entry.id.lower()].append(i)
-            path = entry.path.lower()
+            path = self.paths[i]
             self.by_path[path].append(i)
             if entry.kind in (DOCUMENT, MODULE):
                 self.by_base[_base(path)].append(i)
-            parts = path.split("/")
-            for depth in range(1, len(parts)):
-                self.by_directory["/".join(parts[:depth])].append(i)
             for symbol in entry.symbols:
                 self.by_symbol[symbol.lower()].append(i)
-            # projection edges are already unique per (kind, other) and sorted
-            self.adjacency.append([(index_of[e.other], e.kind, e.confidence) for e in entry.edges
-                                   if e.other in index_of])
         positive = [e.pagerank for e in self.entries if e.pagerank > 0]
         self.rank_floor = min(positive) if positive else 0.0
+
+    def symbol_sets(self, index: int) -> tuple[frozenset[str], frozenset[str]]:
+        """The lower-cased exported and declared names of an entry."""
+        found = self._symbols.get(index)
+        if found is None:
+            entry = self.entries[index]
+            found = self._symbols[index] = (frozenset(n.lower() for n in entry.symbols),
+                                            frozenset(n.lower() for n in entry.declared_symbols))
+        return found
+
+    def edges_of(self, index: int) -> tuple[Any, ...]:
+        """An entry's edges (an index opened from disk reads them when first asked)."""
+        if self.edge_loader is not None:
+            return self.edge_loader(index)  # type: ignore[no-any-return]
+        return self.entries[index].edges
+
+    def adjacency(self, index: int) -> list[tuple[int, str, str]]:
+        """An entry's neighbours (projection edges are already unique per kind and other, and sorted)."""
+        found = self._adjacency.get(index)
+        if found is None:
+            found = self._adjacency[index] = [(self.index_of[e.other], e.kind, e.confidence)
+                                              for e in self.edges_of(index) if e.other in self.index_of]
+        return found
+
+    def unit_name(self, index: int) -> frozenset[str]:
+        """The words a unit (package, area, directory) is called by: a routing question names it by them."""
+        found = self._unit_names.get(index)
+        if found is None:
+            entry = self.entries[index]
+            found = self._unit_names[index] = frozenset(tokens(
+                entry.title.rsplit("/", 1)[-1] if entry.kind == PACKAGE else entry.path.rsplit("/", 1)[-1]))
+        return found
 
     # ------------------------------------------------------------------ search
 
@@ -165,47 +263,74 @@ class Retriever:
         terms = tokens(query, unique=True)
         if not terms or not self.entries:
             return []
-        want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(query.strip()))
-        if want_ownership:
-            routing = set(tokens(" ".join(w for w in raw_tokens(query) if fold(w) in _ROUTING_WORDS)))
-            content = [t for t in terms if t not in routing]
-            terms = content or terms
+        stripped = query.strip()
         words = raw_tokens(query)
         naming = len(words) <= 2
-        term_lower = fold(query.strip())
-        word_tokens = [singularize(fold(w)) for w in words]
-        change_intent = bool(_CHANGE_INTENT.search(query))
         one_word = len(words) == 1
-        shape_module = one_word and bool(_SYMBOL_SHAPED.search(query.strip()) or _PATH_SHAPED.search(query.strip()))
+        shape_module = one_word and bool(_SYMBOL_SHAPED.search(stripped) or _PATH_SHAPED.search(stripped))
+        # an identifier or a path names a thing: it is not read through the glossary
+        readings = [] if shape_module else translations(query)
+        translated = {r.source: r.target for r in readings}
+        protected = set(tokens(" ".join(translated)))  # words the glossary knows are not typos
+        added: dict[str, float] = {}
+        for reading in readings:
+            # one word of the query reads as one word's weight, shared by its alternatives (`executar`: run,
+            # execute), so a word with many readings does not outweigh the words around it
+            targets = tokens(reading.target, unique=True)
+            for token in targets:
+                added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
+        extra = list(added)
+        want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(stripped))
+        if want_ownership:
+            routing = set(tokens(" ".join(w for w in words if fold(w) in _ROUTING_WORDS)))
+            content = [t for t in terms if t not in routing]
+            terms = content or terms
+            extra = [t for t in extra if t not in routing]
+        shape = _QueryShape(
+            query=query, words=[singularize(fold(w)) for w in words], naming=naming,
+            whole=fold(stripped).removesuffix("()").removeprefix("./").rstrip("/"),
+            want_ownership=want_ownership, change_intent=bool(_CHANGE_INTENT.search(query)),
+            shape_module=shape_module, implementation=bool(_IMPLEMENTATION.search(stripped)),
+            peripheral=any(fold(w) in _PERIPHERAL_WORDS for w in words),
+            identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)),
+            kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())))
 
-        terms, boosts, corrected = self._tolerate_typos(terms)
+        terms, boosts, corrected = self._tolerate_typos(terms, protected)
+        for token in extra:
+            if token not in terms:
+                terms.append(token)
+                boosts[token] = added[token]
+        shape.term_count = len(terms)
         candidates: dict[int, _Candidate] = {}
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts)
         for hit in hits:
             candidates[hit.entry] = _Candidate(hit.entry, hit.bm25, True)
-        for index in self._identity_candidates(term_lower, word_tokens, naming):
+        for index in self._identity_candidates(shape):
             candidates.setdefault(index, _Candidate(index, 0.0, True))
 
         # pass 1: every component of the lexical hits but proximity
         idf = {t: self.lexical.idf(t) for t in terms}
         idf_total = sum(idf.values()) or 1.0
-        scored: dict[int, tuple[dict[str, float], dict[str, list[str]]]] = {}
+        scored: dict[int, tuple[dict[str, float], dict[str, list[str]], list[str]]] = {}
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
             components = dict.fromkeys(COMPONENTS, 0.0)
-            matched = self.lexical.matched(candidate.index, terms)
+            matched: dict[str, list[str]] = {}  # worked out for what is shown (Result.matches)
+            reasons: list[str] = []
             components["lexical"] = candidate.bm25
-            components["prior"] = self._prior(entry, candidate.index, query, terms, word_tokens, want_ownership,
-                                              change_intent, shape_module)
-            named = {t for f in ("title", "headings", "path") for t in matched.get(f, [])}
+            components["prior"] = self._prior(entry, candidate.index, terms, shape, reasons)
+            named = self.lexical.named(candidate.index, terms)
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
-            self._identity(components, entry, candidate.index, term_lower, word_tokens, naming)
+            self._identity(components, entry, candidate.index, shape, reasons)
+            if shape.want_ownership and self.entries[candidate.index].kind in (AREA, PACKAGE, DIRECTORY):
+                self._unit_named(components, candidate.index, terms, idf, idf_total, reasons)
             components["canonicality"] = canonicality_boost(entry.pagerank - self.rank_floor, len(self.entries))
             if agent and entry.audience in ("agent", "human-and-agent"):
                 components["audienceFit"] = 25.0
             components["acceptedAgentSignals"] = 0.0 * ACCEPTED_SIGNALS_WEIGHT
-            scored[candidate.index] = (components, matched)
-        best_base = max((_total(c) for c, _ in scored.values()), default=0.0)
+            scored[candidate.index] = (components, matched, reasons)
+        self._base_declarations(scored, shape.whole)
+        best_base = max((_total(c) for c, _, _ in scored.values()), default=0.0)
 
         # pass 2: proximity to the strongest hits; an entry only a relation surfaces can earn at most 30, so
         # when that cannot reach the floor it is not even considered
@@ -216,9 +341,9 @@ class Retriever:
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
             if candidate.lexical_hit:
-                components, matched = scored[candidate.index]
+                components, matched, reasons = scored[candidate.index]
             else:
-                components, matched = dict.fromkeys(COMPONENTS, 0.0), {}
+                components, matched, reasons = dict.fromkeys(COMPONENTS, 0.0), {}, []
                 components["prior"] = components["aboutness"] = 1.0
             if candidate.hops:
                 components["graphProximity"] = round((30 if candidate.hops == 1 else 12) * candidate.share, 6)
@@ -230,115 +355,229 @@ class Retriever:
             score = round(score, 6)
             if score <= 0:
                 continue
-            results.append(Result(entry, score, components, matched, confidence, via, terms, corrected))
+            results.append(Result(entry, score, components, matched, confidence, via, terms, corrected, reasons,
+                                  translated=translated))
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
             threshold = results[0].score * floor
             results = [r for r in results if r.score >= threshold]
+            # copies of one page are told apart by every term they hold
+            held = self.lexical.containing([self.index_of[r.entry.id] for r in results
+                                            if r.entry.variant_of or r.entry.variants], terms)
+            results = _collapse_variants(results, {self.entries[i].id: terms for i, terms in held.items()})
         if kinds:
             results = [r for r in results[:max(4 * limit, 40)] if r.entry.kind in kinds]
-        return results[:limit]
+        results = results[:limit]
+        for result in results:  # which fields hold which terms, for an explanation
+            if result.complete is None and result.surfaced_by is None:
+                result.complete = partial(self.lexical.matched, self.index_of[result.entry.id], terms)
+        return results
 
     # ------------------------------------------------------------------ components
 
-    def _tolerate_typos(self, terms: list[str]) -> tuple[list[str], dict[str, float], dict[str, str]]:
-        """A term that matches nothing is replaced by the one indexed term that is very close to it
-        (Jaro-Winkler ≥ 0.9, same first letter), at a reduced weight: `erros` finds `error`."""
+    def _tolerate_typos(self, terms: list[str], protected: set[str] | frozenset[str] = frozenset()) -> tuple[
+            list[str], dict[str, float], dict[str, str]]:
+        """A term that matches nothing is replaced by an indexed word very close to it (Jaro-Winkler ≥ 0.9,
+        same first letter; the most used of the nearly closest), at a reduced weight: `erros` finds `error`."""
         boosts: dict[str, float] = {}
         corrected: dict[str, str] = {}
         out = []
         for term in terms:
-            if len(term) < 4 or is_cjk(term) or not term.isalpha() or self.lexical.doc_freq(term) > 0:
+            if len(term) < 4 or is_cjk(term) or not term.isalpha() or term in protected or \
+                    self.lexical.doc_freq(term) > 0:
                 out.append(term)
                 continue
+            from rapidfuzz import process  # deferred: only a query with an unknown word needs it
+            from rapidfuzz.distance import JaroWinkler
             found = process.extract(term, self.lexical.vocabulary(), scorer=JaroWinkler.normalized_similarity,
-                                    limit=3, score_cutoff=TYPO_SIMILARITY)
-            close = [choice for choice, _, _ in found if choice[0] == term[0] and choice.isalpha()]
+                                    limit=12, score_cutoff=TYPO_SIMILARITY)
+            close = [(choice, score) for choice, score, _ in found if choice[0] == term[0] and choice.isalpha()]
             if close:
-                corrected[term] = close[0]
-                boosts[close[0]] = TYPO_BOOST
-                if close[0] not in out:
-                    out.append(close[0])
+                # among the nearly closest words, the most used one: a misspelt word is more likely a common
+                # word than one rare identifier (`invalidaton`: `invalid`, not `invalidateoption`)
+                best = max(score for _, score in close)
+                choice = max((c for c, score in close if score >= best - TYPO_SPREAD),
+                             key=lambda c: (self.lexical.doc_freq(c), c))
+                corrected[term] = choice
+                boosts[choice] = TYPO_BOOST
+                if choice not in out:
+                    out.append(choice)
             else:
                 out.append(term)
         return out, boosts, corrected
 
-    def _identity_candidates(self, term_lower: str, word_tokens: list[str], naming: bool) -> set[int]:
+    def _identity_candidates(self, shape: _QueryShape) -> set[int]:
         found: set[int] = set()
-        whole = term_lower.removesuffix("()")
-        for table in (self.by_identifier, self.by_path, self.by_base, self.by_symbol, self.by_directory):
+        whole = shape.whole
+        for table in (self.by_identifier, self.by_path, self.by_base, self.by_symbol):
             found.update(table.get(whole, ()))
-        if naming:
-            for token in word_tokens:
+        if whole:  # inside the directory the query names
+            inside = whole + "/"
+            position = bisect_left(self.sorted_paths, (inside, -1))
+            while position < len(self.sorted_paths) and self.sorted_paths[position][0].startswith(inside):
+                found.add(self.sorted_paths[position][1])
+                position += 1
+        if "/" in whole:  # named by the query's last segments
+            tail = "/" + whole
+            found.update(i for i, path in enumerate(self.paths) if path.endswith(tail))
+        if shape.naming:
+            for token in shape.words:
                 found.update(self.by_identifier.get(token, ()))
                 found.update(self.by_base.get(token, ()))
                 found.update(self.by_symbol.get(token, ()))
         return found
 
-    def _prior(self, entry: Entry, index: int, query: str, terms: list[str], word_tokens: list[str],
-               want_ownership: bool, change_intent: bool, shape_module: bool) -> float:
+    def _prior(self, entry: Entry, index: int, terms: list[str], shape: _QueryShape, reasons: list[str]) -> float:
         prior = 1.0
+
+        def scale(factor: float, why: str) -> None:
+            nonlocal prior
+            prior *= factor
+            reasons.append(f"prior ×{factor:g}: {why}")
+
         if entry.audience in ("agent", "human-and-agent"):
-            prior *= 1.15
+            scale(1.15, "written for agents")
         identifiers = self.identifiers[index]
-        if any(_partial(identifier, token) for identifier in identifiers for token in word_tokens):
-            prior *= 1.2
-        if want_ownership:
+        if any(_partial(identifier, token) for identifier in identifiers for token in shape.words):
+            scale(1.2, "a query word is part of its name")
+        if shape.want_ownership:
             # "where do I change X" / "who owns X" asks for the unit one edits, not for prose about it
             if entry.ownership_id:
-                prior *= 1.1
-            if entry.kind in (AREA, PACKAGE):
-                prior *= 1.4
+                scale(1.1, "an ownership record, for a routing question")
+            if entry.kind in (AREA, PACKAGE, DIRECTORY):
+                scale(1.4, f"a {entry.kind}, for a routing question")
+                if entry.kind in shape.kinds_named:
+                    scale(1.3, f"the question asks for a {entry.kind}")
             elif entry.kind == MODULE:
-                prior *= 1.1
+                scale(1.1, "a module, for a routing question")
         if entry.kind == INTENT and len(terms) >= 2 and all(has_token(entry.title, t) for t in terms):
-            prior *= 1.6  # the route's title covers the whole query
+            scale(1.6, "the route's title covers the whole query")
         if entry.kind == CHANGE:
             # a change route answers a request to change something; for an ordinary question it stays
             # reachable when nothing better matches, without crowding the answers
-            if change_intent:
-                prior *= 1.4 * (1.6 if len(terms) >= 2 and all(has_token(entry.title, t) for t in terms) else 1.0)
+            if shape.change_intent:
+                covered = len(terms) >= 2 and all(has_token(entry.title, t) for t in terms)
+                scale(1.4 * (1.6 if covered else 1.0), "a change route, for a request to change something")
             else:
-                prior *= 0.15
-        if shape_module:
+                scale(0.15, "a change route, for a query that asks no change")
+        if shape.shape_module:
             if entry.kind == MODULE:
-                prior *= 1.15
-        elif not want_ownership and sum(1 for w in word_tokens if w not in STOPWORDS) >= 3 and entry.kind == DOCUMENT:
-            prior *= 1.15
+                scale(1.15, "a module, for a symbol- or path-shaped query")
+        elif shape.implementation:
+            # "how does X decide", "where is X implemented": the mechanism lives in code
+            if entry.kind == MODULE and self.symbol_sets(index)[1]:
+                scale(1.3, "a module that declares code, for a question about how something is implemented")
+        elif not shape.want_ownership and sum(1 for w in shape.words if w not in STOPWORDS) >= 3 \
+                and entry.kind == DOCUMENT:
+            scale(1.15, "a document, for a sentence")
+        if entry.kind == DIRECTORY and not shape.want_ownership and not shape.shape_module:
+            # a directory's text is its name: a question matching it is rarely answered by the folder
+            scale(0.7, "a directory, for a question about content")
+        if entry.variants:
+            scale(1 + min(0.3, 0.1 * entry.variants), f"the canonical copy of a page with {entry.variants} variants")
+        if entry.surface == "peripheral" and not shape.peripheral:
+            scale(0.5, "under a test, fixture, example or playground directory")
         return prior
 
-    def _identity(self, components: dict[str, float], entry: Entry, index: int, term_lower: str,
-                  word_tokens: list[str], naming: bool) -> None:
+    def _identity(self, components: dict[str, float], entry: Entry, index: int, shape: _QueryShape,
+                  reasons: list[str]) -> None:
         identifiers = self.identifiers[index]
         path = entry.path.lower()
         base = _base(path) if entry.kind in (DOCUMENT, MODULE) else None
-        whole = term_lower.removesuffix("()")
-        symbols, declared = self.symbols[index], self.declared[index]
+        whole = shape.whole
+        symbols, declared = self.symbol_sets(index)
         if whole in identifiers or entry.id.lower() == whole:
             components["exactId"] += 200
-        if (base is not None and base == whole) or path == whole:
+        if path == whole:
             components["exactPath"] += 150
+        elif base is not None and base == whole:
+            # a page named after an identifier comes after the identifier's declaration
+            named_page = entry.kind == DOCUMENT and shape.identifier
+            components["exactPath"] += 100 if named_page else 150
+            if named_page:
+                reasons.append("exactPath 100: a page named after the identifier, not its declaration")
+        elif "/" in whole and path.endswith("/" + whole):
+            components["exactPath"] += 140  # the query names it by its last segments
         elif path.startswith(whole + "/") or f"/{whole}/" in path:
-            components["exactPath"] += 120
+            components["exactPath"] += 60  # inside the directory the query names
         if whole in declared:
             components["exactSymbol"] += 150
+            self._declaration(components, entry, reasons)
         elif whole in symbols:
             components["exactSymbol"] += 60  # a barrel that re-exports the name, not the declaration
-        if not naming:
+        if shape.naming:
+            equal_ids = [t for t in shape.words if t in identifiers]
+            components["exactId"] += 120 * len(equal_ids)
+            if equal_ids:
+                components["exactId"] += max(0, 40 - min(len(t) for t in equal_ids))
+            if base is not None and base in shape.words and base != whole:
+                components["exactPath"] += 100
+            for token in shape.words:
+                if token == whole:
+                    continue
+                if token in declared:
+                    components["exactSymbol"] += 90
+                    self._declaration(components, entry, reasons, 0.5)
+                elif token in symbols:
+                    components["exactSymbol"] += 30
+        if entry.surface == "peripheral" and not shape.peripheral and path != whole:
+            named = [k for k in ("exactId", "exactPath", "exactSymbol") if components[k]]
+            if named:
+                for key in named:
+                    components[key] *= 0.5
+                reasons.append(f"{'/'.join(named)} ×0.5: under a test, fixture, example or playground directory")
+
+    def _base_declarations(self, scored: dict[int, tuple[dict[str, float], dict[str, list[str]], list[str]]],
+                           whole: str) -> None:
+        """When several modules declare the name the query is, the declaration the others import (directly
+        or through a barrel that re-exports it) is the one they build on: the base class, the core hook."""
+        declarers = [i for i in scored if whole in self.symbol_sets(i)[1]]
+        if len(declarers) < 2:
             return
-        equal_ids = [t for t in word_tokens if t in identifiers]
-        components["exactId"] += 120 * len(equal_ids)
-        if equal_ids:
-            components["exactId"] += max(0, 40 - min(len(t) for t in equal_ids))
-        if base is not None and base in word_tokens and base != whole:
-            components["exactPath"] += 100
-        for token in word_tokens:
-            if token == whole:
-                continue
-            if token in declared:
-                components["exactSymbol"] += 90
-            elif token in symbols:
-                components["exactSymbol"] += 30
+        wanted = set(declarers)
+        for index in declarers:
+            reached: set[int] = set()
+            frontier = [index]
+            for _hop in range(3):  # an import, then up to two re-exporting barrels
+                following = []
+                for node in frontier:
+                    for edge in self.edges_of(node):
+                        if edge.direction == "out" and edge.kind in ("imports", "re-exports"):
+                            other = self.index_of.get(edge.other)
+                            if other is not None and other not in reached:
+                                reached.add(other)
+                                following.append(other)
+                frontier = following
+            for base in (reached & wanted) - {index}:
+                components, _, reasons = scored[base]
+                if not any(r.startswith("exactSymbol +40") for r in reasons):
+                    components["exactSymbol"] += 40
+                    reasons.append("exactSymbol +40: the declaration other declarations of the name import")
+
+    def _unit_named(self, components: dict[str, float], index: int, terms: list[str], idf: dict[str, float],
+                    idf_total: float, reasons: list[str]) -> None:
+        """A routing question ("which package implements spies", "where do I change the module runner")
+        names the unit it wants by its subject: a unit whose name holds most of the question's weight (IDF)
+        is named by it."""
+        name = self.unit_name(index)
+        share = sum(idf[t] for t in terms if t in name) / idf_total
+        if share >= 0.3:
+            bonus = round(80 * share, 6)
+            components["exactId"] += bonus
+            reasons.append(f"exactId +{bonus:g}: its name carries {share:.0%} of the question's weight")
+
+    def _declaration(self, components: dict[str, float], entry: Entry, reasons: list[str],
+                     weight: float = 1.0) -> None:
+        """A declaration that a package exports, in a package others build on, is the one a name most
+        likely means when several modules declare it."""
+        if entry.surface == "public":
+            components["exactSymbol"] += 30 * weight
+            reasons.append(f"exactSymbol +{30 * weight:g}: declared on its package's public surface")
+        dependents = self.dependents.get(entry.package_id or "", 0)
+        if dependents:
+            bonus = round(weight * min(24.0, 8 * math.log2(1 + dependents)), 6)
+            components["exactSymbol"] += bonus
+            reasons.append(f"exactSymbol +{bonus:g}: declared in a package {dependents} other packages depend on")
 
     def _proximity(self, candidates: dict[int, _Candidate], anchors: list[Any], best: float,
                    new_entries: bool = True) -> None:
@@ -350,7 +589,7 @@ class Retriever:
         for hit in anchors:
             share = hit.bm25 / best
             anchor_id = self.entries[hit.entry].id
-            for neighbour, kind, confidence in self.adjacency[hit.entry]:
+            for neighbour, kind, confidence in self.adjacency(hit.entry):
                 if neighbour in anchor_ids:
                     continue
                 candidate = candidates.get(neighbour)
@@ -363,7 +602,7 @@ class Retriever:
                     continue
                 candidate.hops, candidate.share = 1, share
                 candidate.via = {"kind": kind, "id": anchor_id, "confidence": confidence, "hops": 1}
-                for second, second_kind, second_confidence in self.adjacency[neighbour]:
+                for second, second_kind, second_confidence in self.adjacency(neighbour):
                     if second in anchor_ids or second == hit.entry:
                         continue
                     reached = candidates.get(second)
@@ -376,6 +615,31 @@ class Retriever:
                     reached.hops, reached.share = 2, share
                     reached.via = {"kind": second_kind, "id": self.entries[neighbour].id,
                                    "confidence": weaker_confidence(confidence, second_confidence), "hops": 2}
+
+
+def _collapse_variants(results: list[Result], held: dict[str, set[str]]) -> list[Result]:
+    """Copies of one page (one per framework or version) fold into one result, which lists the others under
+    `also_in`, so the next results stay diverse. The canonical copy stands for the group unless the
+    better-ranked copy matched something of the query the canonical one did not (`vue` in its path, say)."""
+    groups: dict[str, list[int]] = {}
+    for position, result in enumerate(results):
+        entry = result.entry
+        group = entry.variant_of or (entry.id if entry.variants else None)
+        if group is not None:
+            groups.setdefault(group, []).append(position)
+    chosen: dict[int, Result] = {}
+    folded: set[int] = set()
+    for group, positions in groups.items():
+        leader = results[positions[0]]
+        pick = leader
+        canonical = next((results[p] for p in positions if results[p].entry.id == group), None)
+        if canonical is not None and canonical is not leader and held[leader.entry.id] <= held[canonical.entry.id]:
+            pick = canonical
+            pick.reasons.append(f"stands for {leader.entry.path}, a variant that matched nothing more of the query")
+        pick.also_in = [results[p].entry.path for p in positions if results[p] is not pick]
+        chosen[positions[0]] = pick
+        folded.update(positions[1:])
+    return [chosen.get(p, r) for p, r in enumerate(results) if p not in folded]
 
 
 def _total(components: dict[str, float]) -> float:
