@@ -72,6 +72,15 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
         out["audience"] = entry.audience
     if entry.ownership_id:
         out["ownershipId"] = entry.ownership_id
+    # the ranking's public-surface and page-variant signals, so that an index ranks like its repository
+    if entry.surface:
+        out["surface"] = entry.surface
+    if entry.variant_of:
+        out["variantOf"] = entry.variant_of
+    if entry.variants:
+        out["variants"] = entry.variants
+    if entry.dependents:
+        out["dependents"] = entry.dependents
     return out
 
 
@@ -88,7 +97,9 @@ def _entry_from_json(data: dict[str, Any]) -> Entry:
                  content_hash=data["contentHash"], provenance=data["provenance"], confidence=data["confidence"],
                  ownership_id=data.get("ownershipId"), pagerank=float(graph.get("pagerank", 0.0)),
                  area_id=graph.get("areaId"), package_id=graph.get("packageId"), edges=tuple(edges),
-                 covered_by=tuple(graph.get("coveredBy", ())), mentioned_by=tuple(graph.get("mentionedBy", ())))
+                 covered_by=tuple(graph.get("coveredBy", ())), mentioned_by=tuple(graph.get("mentionedBy", ())),
+                 surface=data.get("surface"), variant_of=data.get("variantOf"), variants=int(data.get("variants", 0)),
+                 dependents=int(data.get("dependents", 0)))
 
 
 def _lexical(projection: Projection) -> dict[str, Any]:

@@ -31,9 +31,12 @@ def edited(ls: DocBridgeServer, uri: str, text: str | None, *, opened: bool = Fa
             if target is not None:
                 diagnostics.publish_provisional(ls, folder, path, target.state)
         return
-    folder.change([Change(path, text)])
+    applied = folder.change([Change(path, text)])
     if opened:
-        diagnostics.schedule(ls, folder, force=frozenset({path}))
+        if applied:
+            diagnostics.schedule(ls, folder, force=frozenset({path}))
+        else:  # published once the queued change is in the model (its change schedules diagnostics)
+            folder.forced.add(path)
 
 
 def register(server: DocBridgeServer) -> None:

@@ -71,21 +71,23 @@ class Folder:
 
     # ---- changes in order
 
-    def change(self, changes: list[Change]) -> None:
-        """Apply the editor's changes: now when cheap and nothing is waiting, else in order after the rest."""
+    def change(self, changes: list[Change]) -> bool:
+        """Apply the editor's changes: now when cheap and nothing is waiting, else in order after the rest.
+        Whether they are applied already."""
         if self.scanning:
             for change in changes:
                 self.touched[change.path] = change.text
         if self.workspace is None:
-            return
+            return False
         self.received += 1
         if not self.backlog and self.runner is None and not costly(changes):
             self._install(apply_changes(self.workspace.state, changes)[0])
             self.applied = self.received
-            return
+            return True
         self.backlog.append((self.received, changes))
         if self.runner is None:
             self.runner = asyncio.ensure_future(self._drain())
+        return False
 
     async def _drain(self) -> None:
         try:

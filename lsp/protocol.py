@@ -47,8 +47,8 @@ class DocBridgeProtocol(LanguageServerProtocol):
                 self._send_response(data["id"], None, exc.to_response_error())
             return JsonRPCNotification(method="$/docbridge/ignored", jsonrpc="2.0", params=None)
 
-    def _execute_handler(self, msg_id: Any, handler: Any, args: Any = None, kwargs: Any = None,
-                         callback: Any = None) -> None:
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None,
+                         kwargs: Any = None) -> None:
         """A request whose handler has a synchronous fast path (`.fast`, answering when the model is settled)
         is answered at once, without a task and two loop turns; the handler runs when it answers `LATER`."""
         fast = getattr(getattr(handler, "func", handler), "fast", None)
@@ -64,7 +64,7 @@ class DocBridgeProtocol(LanguageServerProtocol):
                 future.set_result(result)
                 future.add_done_callback(callback)
                 return
-        super()._execute_handler(msg_id, handler, args, kwargs, callback)
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         """A `$/` request nobody implements is answered MethodNotFound quietly (the protocol allows ignoring

@@ -112,6 +112,8 @@ def test_code_actions_honour_the_requested_kinds(tmp_path: Path) -> None:
     assert actions.code_actions(state, "docs/billing.md", [], only=["quickfix"]) == []
     assert actions.code_actions(state, "docs/billing.md", [], only=["source.fixAll"]) == []
     assert actions.code_actions(state, "docs/billing.md", [], only=["source"]) == everything
+    assert actions.code_actions(state, "docs/billing.md", [], only=[""]) == everything  # the empty kind: all
+    assert actions.code_actions(state, "docs/billing.md", [], only=[]) == []  # no kind asked: nothing
     assert actions.code_actions(state, "docs/billing.md", [], automatic=True) == []
 
 

@@ -183,3 +183,25 @@ async def test_requests_during_the_initial_scan_are_answered(tmp_path: Path) -> 
         await s.ready(timeout=120)
         search = await s.command("docbridge.search", "order", 3)
         assert search["results"] and not search["scanning"]
+
+
+async def test_a_huge_buffer_is_not_analyzed_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    huge = root / "docs/huge.md"
+    billing = root / "docs/billing.md"
+    async with session(root) as s:
+        # 50 MB of ordinary Markdown lines, each with a path mention and a link: far over limits.maxFileBytes
+        s.open(huge, "# Huge\n\n" + "Line with `src/x.ts` and [y](z.md).\n" * 1_400_000)
+        s.open(billing)
+        line = next(i for i, text in enumerate(billing.read_text().split("\n"))
+                    if text.startswith("`createInvoice` is re-exported"))
+        found = await asyncio.wait_for(s.definition(billing, line, 3), 60)
+        found = found[0] if isinstance(found, list) else found
+        assert found is not None and found.uri == (root / "src/billing/invoice.ts").as_uri()
+        await s.until(lambda: any(d.code == "FILE_TOO_LARGE" for d in s.diagnostics(huge)), 60)
+        (notice,) = s.diagnostics(huge)
+        assert notice.severity == T.DiagnosticSeverity.Information and "maxFileBytes" in notice.message
+        symbols = await s.client.text_document_document_symbol_async(T.DocumentSymbolParams(
+            text_document=T.TextDocumentIdentifier(uri=huge.as_uri())))
+        assert symbols == []  # no request kind analyzes what is over the limit
+        assert [m.message for m in s.client.log_messages if m.type == T.MessageType.Error] == []

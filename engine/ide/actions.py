@@ -32,11 +32,10 @@ class Diagnostic:
 
 def kind_allowed(kind: str, only: Iterable[str] | None) -> bool:
     """Whether an action of `kind` was asked for: `only` lists kinds or parent kinds (`source` admits
-    `source.fixAll`); no `only` admits everything."""
+    `source.fixAll`, the empty kind admits every kind); no `only` admits everything, an empty list nothing."""
     if only is None:
         return True
-    wanted = list(only)
-    return not wanted or any(w == "" or kind == w or kind.startswith(w + ".") for w in wanted)
+    return any(w == "" or kind == w or kind.startswith(w + ".") for w in only)
 
 
 def code_actions(state: ModelState, path: str, diagnostics: Sequence[Diagnostic],
