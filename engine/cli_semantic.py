@@ -156,6 +156,7 @@ def cmd_index_semantic(args: argparse.Namespace) -> int:
                                         bar if bar.enabled else None)
     semantic: dict[str, Any] = {"built": status.used, **status.to_json()}
     semantic.pop("used", None)
+    semantic.update(semantic.pop("index", {}))
     if report is not None:
         semantic.update(report.to_json())
         semantic["directory"] = str(semantic_dir(root))

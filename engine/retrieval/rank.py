@@ -122,7 +122,8 @@ class Result:
         entry = self.entry
         out: dict[str, Any] = {
             "id": entry.id, "kind": entry.kind, "path": entry.path, "title": entry.title,
-            "score": round(self.score, 2), "confidence": self.confidence, "provenance": entry.provenance,
+            "score": round(self.score, 2 if self.fusion is None else 8), "confidence": self.confidence,
+            "provenance": entry.provenance,
             "evidence": [{"path": entry.path, "content_hash": entry.content_hash}],
         }
         if entry.summary:

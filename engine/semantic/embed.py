@@ -98,7 +98,7 @@ class EndpointEmbedder:
             raise EmbeddingError("index.embed.model is not set: an endpoint needs the model to ask for.")
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
-        self.model_id = f"endpoint:{base_url.rstrip('/')}|{model}"
+        self.model_id = f"endpoint:{model}"  # the model, wherever it is served from
         self.timeout = timeout
         self.batch_size = batch_size
         self.key = None
