@@ -391,3 +391,31 @@ def test_invalid_embed_configuration_is_a_usage_error(tmp_path: Path) -> None:
     _configure(root, embed={"apiKeyEnv": "not a name"})
     result = docbridge("search", "tax", "--hybrid", "--root", str(root))
     assert result.returncode == 2 and "index.embed.apiKeyEnv" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ the servers
+
+
+async def test_language_server_search_goes_hybrid_once_vectors_are_built(tmp_path: Path) -> None:
+    import asyncio
+
+    from lsprotocol import types as T
+
+    from tests.lsp_client import session
+    root = copy_fixture("acme", tmp_path)
+    config = json.loads((root / "doc-bridge.config.json").read_text())
+    config["retrieval"] = {**config.get("retrieval", {}), "hybrid": True}
+    (root / "doc-bridge.config.json").write_text(json.dumps(config))
+    async with session(root) as s:
+        first = await s.command("docbridge.search", "how are refunds of invoices computed", 5)
+        assert first["results"]  # answered at once, lexically while the vectors are being built
+        for _ in range(200):
+            found = await s.command("docbridge.search", "how are refunds of invoices computed", 5)
+            if any("chunk_id" in e for r in found["results"] for e in r["evidence"]):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the language server never answered with the semantic index")
+        assert (root / ".docbridge/semantic/meta.json").is_file()
+        symbols = await s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="createInvoice"))
+        assert symbols and symbols[0].location.uri == (root / "src/billing/invoice.ts").as_uri()
