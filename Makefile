@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,langchain,llamaindex]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,langchain,llamaindex,semantic]'
 	touch $(STAMP)
 
 demo: setup

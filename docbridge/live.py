@@ -114,12 +114,15 @@ class LiveWorkspace:
             raise NotReady(f"Doc Bridge could not scan {self.root}: {self.error or 'the scan failed'}")
 
     async def retriever(self, state: ModelState) -> Any:
-        """The ranked index of `state`: built once per state in a worker thread (one build at a time)."""
-        if state.has_view("retriever:combined"):
-            return state.retriever()
-        async with self._index_lock:  # a second caller waits for the first build, then finds it memoised
-            if not state.has_view("retriever:combined"):
-                await anyio.to_thread.run_sync(self._build_index, state)
+        """The ranked index of `state`: built once per state in a worker thread (one build at a time); hybrid
+        when `retrieval.hybrid` is set (engine.semantic: vectors built and updated in the background)."""
+        if not state.has_view("retriever:combined"):
+            async with self._index_lock:  # a second caller waits for the first build, then finds it memoised
+                if not state.has_view("retriever:combined"):
+                    await anyio.to_thread.run_sync(self._build_index, state)
+        if state.config.retrieval.hybrid:
+            from engine.semantic.hybrid import hybrid_retriever_for
+            return hybrid_retriever_for(state, state.retriever(), lambda message: log.warning("%s", message))
         return state.retriever()
 
     @staticmethod

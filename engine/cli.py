@@ -437,6 +437,9 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
         if args.lexical != "combined":
             from engine.retrieval.rank import Retriever
             retriever = Retriever(retriever.projection, args.lexical)
+        if getattr(args, "hybrid", False):
+            from engine.cli_semantic import bench_hybrid
+            retriever = bench_hybrid(args, root, retriever)
         result = bench.run_retrieval_suite(retriever, suite, root)
         result.pop("_cases")
         status = EXIT_OK
@@ -718,9 +721,15 @@ def query_reference(words: list[str], projection: Any, config: Any) -> str:
     return entry.id
 
 
+def _register_semantic(commands: Any) -> None:
+    """`search --hybrid`, `index --semantic`, `bench retrieval --hybrid` (engine.cli_semantic)."""
+    from engine.cli_semantic import register
+    register(commands)
+
+
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
                                                  _register_lsp, _register_bench, _register_mcp, _register_index,
-                                                 _register_list, _register_ask]
+                                                 _register_list, _register_ask, _register_semantic]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -147,6 +147,8 @@ class RetrievalConfig(_Model):
     weights: dict[str, float] = Field(default_factory=dict)
     # excluded from the configuration hash: the ranking cannot use them, so they change no artifact
     params: RetrievalParams = Field(default_factory=RetrievalParams, exclude=True)
+    # hybrid search by default (engine.semantic); outside the hash: it changes no lexical artifact
+    hybrid: bool = Field(default=False, exclude=True)
 
     @field_validator("weights")
     @classmethod
@@ -158,6 +160,24 @@ class RetrievalConfig(_Model):
         return {k: v for k, v in value.items() if k in DEFAULT_WEIGHTS}
 
 
+class EmbedConfig(_Model):
+    """Where chunk embeddings come from: the local model (no `baseUrl`) or an OpenAI-compatible endpoint."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    batch_size: int = Field(default=64, ge=1, le=2048)
+
+
+class IndexConfig(_Model):
+    """The semantic index (engine.semantic): passage size, the RRF constant and the embeddings' source."""
+
+    chunk_chars: int = Field(default=800, ge=100, le=20_000)
+    rrf_k: int = Field(default=60, ge=1, le=1000)
+    embed: EmbedConfig = EmbedConfig()
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -167,6 +187,8 @@ class Config(_Model):
     limits: LimitsConfig = LimitsConfig()
     check: CheckConfig = CheckConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    # outside the hash: the semantic index keeps its own record of what it was built with
+    index: IndexConfig = Field(default_factory=IndexConfig, exclude=True)
 
     @property
     def ownership(self) -> tuple[OwnershipRecord, ...]:

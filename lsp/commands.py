@@ -53,7 +53,26 @@ async def _projection(folder: Folder, state: ModelState) -> Any:
 
 
 async def retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
-    """The ranked retrieval index of `state`, built once in a worker thread (one build at a time per folder)."""
+    """The ranked retrieval index of `state` (hybrid when `retrieval.hybrid` is set: engine.semantic)."""
+    return _hybrid(ls, state, await _lexical_retriever(ls, folder, state))
+
+
+def _hybrid(ls: DocBridgeServer, state: ModelState, lexical: Any) -> Any:
+    """With `retrieval.hybrid`, the lexical retriever fused with the semantic index, which is built and updated
+    in a background thread (a search uses the index as it is); why it is off goes to window/logMessage once."""
+    if not state.config.retrieval.hybrid:
+        return lexical
+    from engine.semantic.hybrid import hybrid_retriever_for
+    loop = asyncio.get_running_loop()
+
+    def warn(message: str) -> None:
+        params = T.LogMessageParams(type=T.MessageType.Warning, message=f"Doc Bridge: {message}")
+        loop.call_soon_threadsafe(ls.window_log_message, params)
+    return hybrid_retriever_for(state, lexical, warn)
+
+
+async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
+    """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder)."""
     from engine.retrieval.rank import Retriever
     if state.has_view("retriever:combined"):
         return state.retriever()

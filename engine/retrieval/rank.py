@@ -110,6 +110,7 @@ class Result:
     also_in: list[str] = field(default_factory=list)  # the other copies of this page, folded into it
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings of the query
     complete: Any = None  # adds the body's matches to `matched` when they are first shown
+    fusion: dict[str, Any] | None = None  # hybrid search: both ranks, the fused score, the best chunk
 
     def matches(self) -> dict[str, list[str]]:
         """The query terms each field holds, the body's included (worked out when first asked)."""
@@ -121,7 +122,8 @@ class Result:
         entry = self.entry
         out: dict[str, Any] = {
             "id": entry.id, "kind": entry.kind, "path": entry.path, "title": entry.title,
-            "score": round(self.score, 2), "confidence": self.confidence, "provenance": entry.provenance,
+            "score": round(self.score, 2 if self.fusion is None else 8), "confidence": self.confidence,
+            "provenance": entry.provenance,
             "evidence": [{"path": entry.path, "content_hash": entry.content_hash}],
         }
         if entry.summary:
@@ -136,7 +138,12 @@ class Result:
                               **({"reasons": self.reasons} if self.reasons else {}),
                               **({"translated": self.translated} if self.translated else {}),
                               **({"corrected": self.corrected} if self.corrected else {}),
-                              **({"surfaced_by": self.surfaced_by} if self.surfaced_by else {})}
+                              **({"surfaced_by": self.surfaced_by} if self.surfaced_by else {}),
+                              **({"fusion": self.fusion} if self.fusion is not None else {})}
+        if self.fusion is not None and self.fusion.get("bestChunk"):
+            chunk = self.fusion["bestChunk"]
+            out["evidence"].append({"path": entry.path, "chunk_id": chunk["id"], "heading": chunk["heading"],
+                                    "lines": [chunk["startLine"], chunk["endLine"]]})
         return out
 
 

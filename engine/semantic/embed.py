@@ -1,0 +1,171 @@
+"""Where vectors come from: the local static model, or an OpenAI-compatible embeddings endpoint.
+
+- `LocalEmbedder`: the static embedding model (Model2Vec format: a token table, mean-pooled) that the
+  `tokenlearn-static-model` package ships inside itself (64 dimensions, int8, a multilingual tokenizer), run
+  in-process by that package's encoder. Nothing is downloaded: the weights are in the installed package.
+- `EndpointEmbedder`: `POST {baseUrl}/embeddings` with `{"model", "input"}`, the API key (if any) from the
+  environment variable the configuration names; every answer is checked (count, dimension, finite numbers).
+
+Every failure is an `EmbeddingError` whose message says what went wrong in one sentence; callers fall back to
+lexical search with it as the reason. Vectors come back L2-normalised as float32 rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+LOCAL_PACKAGE = "tokenlearn-static-model"
+INSTALL_HINT = "pip install 'docbridge[semantic]'"
+
+
+class EmbeddingError(Exception):
+    """Embeddings could not be had; the message is the reason search reports."""
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """One L2-normalised float32 row per text (numpy array, shape (len(texts), dim))."""
+
+    def embed_query(self, text: str) -> Any:
+        """The query's vector (shape (dim,))."""
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError as exc:
+        raise EmbeddingError(f"numpy is not installed ({INSTALL_HINT}).") from exc
+    return numpy
+
+
+def normalised(rows: Any) -> Any:
+    np = _numpy()
+    matrix = np.asarray(rows, dtype=np.float32)
+    if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):
+        raise EmbeddingError("the embeddings are not a finite matrix.")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class LocalEmbedder:
+    """The static model shipped inside `tokenlearn-static-model` (loaded once per process, on first use)."""
+
+    def __init__(self) -> None:
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+            self.version = version(LOCAL_PACKAGE)
+        except PackageNotFoundError as exc:
+            raise EmbeddingError(f"the local embedding model is not installed ({INSTALL_HINT}).") from exc
+        self.model_id = f"local:{LOCAL_PACKAGE}@{self.version}"
+        _numpy()
+
+    def _encode(self, texts: list[str]) -> Any:
+        try:
+            from static_model import get_embeddings
+            rows = get_embeddings(texts) if texts else []
+        except ImportError as exc:
+            raise EmbeddingError(f"the local embedding model cannot be loaded: {exc} ({INSTALL_HINT}).") from exc
+        except Exception as exc:  # the encoder is foreign code: any failure is an embedding failure
+            raise EmbeddingError(f"the local embedding model failed: {type(exc).__name__}: {exc}") from exc
+        if not texts:
+            return _numpy().zeros((0, 0), dtype="float32")
+        return normalised(rows)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self._encode([t if t.strip() else "." for t in texts])
+
+    def embed_query(self, text: str) -> Any:
+        return self._encode([text])[0]
+
+
+class EndpointEmbedder:
+    """An OpenAI-compatible `/embeddings` endpoint (`index.embed.baseUrl`, `model`, `apiKeyEnv`)."""
+
+    def __init__(self, base_url: str, model: str | None, api_key_env: str | None, timeout: float = 30.0,
+                 batch_size: int = 64) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise EmbeddingError(f"index.embed.baseUrl {base_url!r} is not an http(s) address.")
+        if not model:
+            raise EmbeddingError("index.embed.model is not set: an endpoint needs the model to ask for.")
+        self.url = base_url.rstrip("/") + "/embeddings"
+        self.model = model
+        self.model_id = f"endpoint:{model}"  # the model, wherever it is served from
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self.key = None
+        if api_key_env:
+            self.key = os.environ.get(api_key_env)
+            if not self.key:
+                raise EmbeddingError(f"the environment variable {api_key_env} (index.embed.apiKeyEnv) is not set.")
+        _numpy()
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        body = json.dumps({"model": self.model, "input": texts}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # http(s) only (checked above)
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise EmbeddingError(f"the embeddings endpoint {self.url} answered HTTP {exc.code}.") from exc
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EmbeddingError(f"the embeddings endpoint {self.url} is unreachable: {reason}.") from exc
+        try:
+            payload = json.loads(raw)
+            data = payload["data"]
+            if not isinstance(data, list):
+                raise TypeError("data is not a list")
+            ordered = sorted(data, key=lambda item: int(item.get("index", 0))) if all(
+                isinstance(item, dict) and "index" in item for item in data) else data
+            vectors = [item["embedding"] for item in ordered]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise EmbeddingError(f"the embeddings endpoint {self.url} answered something that is not an "
+                                 f"embeddings response ({type(exc).__name__}).") from exc
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"the embeddings endpoint {self.url} returned {len(vectors)} vectors for "
+                                 f"{len(texts)} inputs.")
+        dims = {len(v) if isinstance(v, list) else -1 for v in vectors}
+        if len(dims) != 1 or min(dims) <= 0:
+            raise EmbeddingError(f"the embeddings endpoint {self.url} returned vectors of inconsistent dimensions.")
+        if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                   for v in vectors for x in v):
+            raise EmbeddingError(f"the embeddings endpoint {self.url} returned non-numeric values.")
+        return vectors
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        np = _numpy()
+        items = [t if t.strip() else "." for t in texts]
+        if not items:
+            return np.zeros((0, 0), dtype=np.float32)
+        parts = [normalised(self._request(items[i:i + self.batch_size]))
+                 for i in range(0, len(items), self.batch_size)]
+        if len({p.shape[1] for p in parts}) != 1:
+            raise EmbeddingError(f"the embeddings endpoint {self.url} changed dimensions between batches.")
+        return np.concatenate(parts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+
+def embedder_for(config: Any) -> Embedder:
+    """The embedder the configuration asks for (`index.embed`), or EmbeddingError saying why none can run."""
+    embed = config.index.embed
+    if embed.base_url:
+        return EndpointEmbedder(embed.base_url, embed.model, embed.api_key_env, embed.timeout_seconds,
+                                embed.batch_size)
+    if embed.model and embed.model not in (LOCAL_PACKAGE, "local"):
+        raise EmbeddingError(f"index.embed.model {embed.model!r} needs index.embed.baseUrl (the local model is "
+                             f"{LOCAL_PACKAGE!r}).")
+    return LocalEmbedder()

@@ -1,0 +1,250 @@
+"""The semantic index: every document's and module's chunks with their vectors, under `.docbridge/semantic/`.
+
+- `chunks.jsonl`: one chunk a line (engine.semantic.chunks), with its cache key;
+- `vectors.npy`: the float32 vectors, one row per chunk, L2-normalised (cosine is a dot product);
+- `meta.json` (sealed): the model id, dimension, chunk count, passage size, each file's content hash, and the
+  SHA-256 of the two files above, which are verified on every read.
+
+Vectors are cached by chunk: the key is the SHA-256 of the model id and the exact text embedded, so an unchanged
+repository embeds nothing and a one-file edit embeds only the chunks whose text changed. A file whose content
+hash is unchanged is not even read again. Search is exact cosine over all rows (a matrix-vector product).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
+from engine.hashing import sha256_bytes
+from engine.model import DOCUMENT, MODULE
+from engine.semantic.chunks import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_module
+from engine.semantic.embed import Embedder, EmbeddingError
+
+META_KIND = "semantic-index"
+INDEX_VERSION = 1
+EMBED_BATCH = 256
+MAX_TEXT_BYTES = 2 * 1024 * 1024
+
+
+def semantic_dir(root: Path) -> Path:
+    return artifact_dir(root) / "semantic"
+
+
+@dataclass(slots=True)
+class SemanticIndex:
+    model_id: str
+    dim: int
+    chunk_chars: int
+    chunks: list[Chunk]
+    keys: list[str]
+    vectors: Any  # numpy float32 (len(chunks), dim)
+    files: dict[str, str]  # path -> content hash of the file the chunks were cut from
+    chunker: int = CHUNKER_VERSION
+    _rows_by_path: dict[str, list[int]] = field(default_factory=dict)
+    _starts: list[int] = field(default_factory=list)  # the first row of each entity's run of rows
+    _spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # entity -> its rows [start, end)
+
+    def __post_init__(self) -> None:
+        rows: dict[str, list[int]] = {}
+        for row, chunk in enumerate(self.chunks):
+            rows.setdefault(chunk.path, []).append(row)
+            if row == 0 or chunk.entity != self.chunks[row - 1].entity:
+                self._starts.append(row)
+        self._rows_by_path = rows
+        ends = [*self._starts[1:], len(self.chunks)]
+        self._spans = {self.chunks[start].entity: (start, end) for start, end in zip(self._starts, ends)}
+
+    def entity_cosines(self, query_vector: Any) -> tuple[dict[str, float], Any]:
+        """Every entity's best cosine to `query_vector` (an entity's chunks are consecutive rows: they are cut
+        file by file), and the cosine of every row (for `best_row`)."""
+        import numpy as np
+        if not self.chunks:
+            return {}, np.zeros(0, dtype=np.float32)
+        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32)
+        best = np.maximum.reduceat(scores, self._starts).tolist()
+        return {self.chunks[start].entity: value for start, value in zip(self._starts, best)}, scores
+
+    def best_row(self, entity: str, scores: Any) -> int | None:
+        """The row of `entity`'s chunk with the highest score (the first of equals)."""
+        import numpy as np
+        span = self._spans.get(entity)
+        if span is None:
+            return None
+        return span[0] + int(np.argmax(scores[span[0]:span[1]]))
+
+    # ------------------------------------------------------------------ disk
+
+    def save(self, root: Path) -> None:
+        import numpy as np
+        directory = semantic_dir(root)
+        directory.mkdir(parents=True, exist_ok=True)
+        lines = [json.dumps({**c.to_json(), "key": k}, ensure_ascii=False, separators=(",", ":"))
+                 for c, k in zip(self.chunks, self.keys)]
+        chunks_bytes = ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(self.vectors, dtype=np.float32), allow_pickle=False)
+        vector_bytes = buffer.getvalue()
+        write_atomic(directory / "chunks.jsonl", chunks_bytes)
+        write_atomic(directory / "vectors.npy", vector_bytes)
+        write_sealed(directory / "meta.json", META_KIND, {
+            "version": INDEX_VERSION, "model": self.model_id, "dim": self.dim, "count": len(self.chunks),
+            "chunkChars": self.chunk_chars, "chunker": self.chunker, "files": dict(sorted(self.files.items())),
+            "sha256": {"chunks.jsonl": sha256_bytes(chunks_bytes), "vectors.npy": sha256_bytes(vector_bytes)}})
+
+
+class IndexUnreadable(Exception):
+    """The index on disk is missing, damaged or of another version (the message says which)."""
+
+
+def read_meta(root: Path) -> dict[str, Any] | None:
+    loaded = read_sealed(semantic_dir(root) / "meta.json", META_KIND)
+    if loaded is None or not isinstance(loaded[1], dict) or loaded[1].get("version") != INDEX_VERSION:
+        return None
+    return loaded[1]
+
+
+def load_index(root: Path) -> SemanticIndex:
+    """The index under `.docbridge/semantic/`, every file verified by its recorded hash."""
+    import numpy as np
+    directory = semantic_dir(root)
+    if not (directory / "meta.json").exists():
+        raise IndexUnreadable("no semantic index: build it with `docbridge index --semantic`.")
+    meta = read_meta(root)
+    if meta is None:
+        raise IndexUnreadable("the semantic index is damaged or from another version: rebuild it with "
+                              "`docbridge index --semantic`.")
+    try:
+        chunks_bytes = (directory / "chunks.jsonl").read_bytes()
+        vector_bytes = (directory / "vectors.npy").read_bytes()
+        hashes = meta["sha256"]
+        if sha256_bytes(chunks_bytes) != hashes["chunks.jsonl"] or sha256_bytes(vector_bytes) != hashes["vectors.npy"]:
+            raise ValueError("hash mismatch")
+        rows = [json.loads(line) for line in chunks_bytes.decode("utf-8").splitlines() if line]
+        chunks = [Chunk.from_json(row) for row in rows]
+        keys = [str(row["key"]) for row in rows]
+        vectors = np.load(io.BytesIO(vector_bytes), allow_pickle=False)
+        dim = int(meta["dim"])
+        if len(chunks) != int(meta["count"]) or (len(chunks) and tuple(vectors.shape) != (len(chunks), dim)):
+            raise ValueError("shape mismatch")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexUnreadable("the semantic index is damaged (its files do not match their recorded hashes): "
+                              "rebuild it with `docbridge index --semantic`.") from exc
+    if not len(chunks):
+        vectors = np.zeros((0, dim), dtype=np.float32)
+    return SemanticIndex(str(meta["model"]), dim, int(meta["chunkChars"]), chunks, keys,
+                         vectors.astype(np.float32, copy=False), {str(k): str(v) for k, v in meta["files"].items()},
+                         int(meta.get("chunker", 0)))
+
+
+@dataclass(slots=True)
+class UpdateReport:
+    files: int = 0
+    files_read: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    changed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"files": self.files, "filesRead": self.files_read, "chunks": self.chunks, "embedded": self.embedded,
+                "reused": self.reused, "seconds": round(self.seconds, 3)}
+
+
+def _sources(entries: Iterable[Any]) -> list[Any]:
+    return sorted((e for e in entries if e.kind in (DOCUMENT, MODULE) and not e.id.startswith("ownership:")),
+                  key=lambda e: e.path)
+
+
+def context_of(entry: Any) -> str:
+    """What a chunk of `entry` is embedded under: its title (a document's first heading, a module's file
+    name)."""
+    return entry.title or entry.path
+
+
+def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None], embedder: Embedder,
+                 chunk_chars: int, previous: SemanticIndex | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> tuple[SemanticIndex, UpdateReport]:
+    """The index of `entries` (the projection's documents and modules), reusing `previous` wherever a file's
+    content hash, or a chunk's text, is unchanged for the same model: only new chunk texts are embedded."""
+    import numpy as np
+    started = time.perf_counter()
+    report = UpdateReport()
+    model_id = embedder.model_id
+    same_model = previous is not None and previous.model_id == model_id and previous.chunk_chars == chunk_chars \
+        and previous.chunker == CHUNKER_VERSION
+    cached: dict[str, int] = {}
+    if same_model and previous is not None:
+        cached = {key: row for row, key in enumerate(previous.keys)}
+    chunks: list[Chunk] = []
+    keys: list[str] = []
+    files: dict[str, str] = {}
+    sources = _sources(entries)
+    for entry in sources:
+        files[entry.path] = entry.content_hash
+        if same_model and previous is not None and previous.files.get(entry.path) == entry.content_hash:
+            for row in previous._rows_by_path.get(entry.path, ()):
+                chunks.append(previous.chunks[row])
+                keys.append(previous.keys[row])
+            continue
+        report.files_read += 1
+        text = read_text(entry.path)
+        if not text:
+            continue
+        cut = chunk_markdown if entry.kind == DOCUMENT else chunk_module
+        for chunk in cut(entry.path, entry.id, text, chunk_chars):
+            chunks.append(chunk)
+            keys.append(chunk.key(model_id, context_of(entry)))
+    titles = {e.path: context_of(e) for e in sources}
+    missing = [i for i, key in enumerate(keys) if key not in cached]
+    vectors_new: Any = None
+    if missing:
+        parts = []
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start:start + EMBED_BATCH]
+            parts.append(embedder.embed([chunks[i].embedding_text(titles.get(chunks[i].path, "")) for i in batch]))
+            if progress is not None:
+                progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
+        vectors_new = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    dims = {previous.dim} if cached and previous is not None else set()
+    if vectors_new is not None:
+        dims.add(int(vectors_new.shape[1]))
+    if len(dims) > 1:
+        raise EmbeddingError(f"the model answered {sorted(dims)[-1]} dimensions where the index holds "
+                             f"{sorted(dims)[0]}.")
+    dim = dims.pop() if dims else (previous.dim if previous is not None and same_model else 0)
+    matrix = np.zeros((len(chunks), dim), dtype=np.float32)
+    position = {row: n for n, row in enumerate(missing)}
+    for row, key in enumerate(keys):
+        if row in position:
+            matrix[row] = vectors_new[position[row]]
+        else:
+            matrix[row] = previous.vectors[cached[key]]  # type: ignore[union-attr]
+    report.files, report.chunks = len(sources), len(chunks)
+    report.embedded, report.reused = len(missing), len(chunks) - len(missing)
+    report.changed = not same_model or previous is None or previous.files != files or previous.keys != keys
+    report.seconds = time.perf_counter() - started
+    return SemanticIndex(model_id, dim, chunk_chars, chunks, keys, matrix, files), report
+
+
+def disk_reader(root: Path) -> Callable[[str], str | None]:
+    """Reads a repository file's text (never outside the root; None when unreadable or too large)."""
+    base = root.resolve()
+
+    def read(path: str) -> str | None:
+        target = (base / path).resolve()
+        if not target.is_relative_to(base):
+            return None
+        try:
+            if target.stat().st_size > MAX_TEXT_BYTES:
+                return None
+            return target.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return read
