@@ -223,3 +223,14 @@ def test_documentation_site_links_resolve_the_way_the_site_serves_them(tmp_path:
     })
     found = {(code, path, line) for code, path, line in findings_of(root) if path == "docs/blog/post.md"}
     assert found == {("LINK_BROKEN", "docs/blog/post.md", 6), ("LINK_ANCHOR_MISSING", "docs/blog/post.md", 6)}
+
+
+def test_links_to_explicit_heading_ids_resolve(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "site"}',
+        "docs/config.md": "# Config\n\n## Server options {#server-options}\n\n## Build `outDir` {#build-outdir}\n",
+        "docs/index.md": ("# Home\n\nSee [server](./config.md#server-options), [out](./config.md#build-outdir)\n"
+                          "and [gone](./config.md#build-outdir-1).\n"),
+    })
+    found = {(code, path, line) for code, path, line in findings_of(root) if path == "docs/index.md"}
+    assert found == {("LINK_ANCHOR_MISSING", "docs/index.md", 4)}

@@ -220,6 +220,30 @@ def test_renaming_a_heading_rewrites_the_anchors_of_every_linking_document(tmp_p
     assert "[how they are built](billing.md#issuing-invoices)" in api.read_text(encoding="utf-8")
 
 
+def test_renaming_a_heading_with_an_explicit_id_keeps_the_id_and_every_anchor(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    billing = root / "docs/billing.md"
+    billing.write_text(billing.read_text(encoding="utf-8").replace("## Invoices", "## Invoices {#invoicing}"),
+                       encoding="utf-8")
+    api = root / "docs/api.md"
+    api.write_text(api.read_text(encoding="utf-8") + "\nInvoices: [how they are built](billing.md#invoicing).\n",
+                   encoding="utf-8")
+    before = broken(root)
+    state = scanned(root).state
+    line = find(billing, "## Invoices")[0]
+    target = rename.prepare_rename(state, "docs/billing.md", line, 4)
+    assert target is not None and (target.kind, target.placeholder) == ("heading", "Invoices")
+    edit = rename.rename(state, "docs/billing.md", line, 4, "Issuing invoices")
+    # the explicit id stays; links written against the heading's text (as sites also serve it) follow the text
+    assert {(e.path, e.new_text) for e in edit.edits} == {
+        ("docs/billing.md", "Issuing invoices"), ("docs/orders.md", "issuing-invoices"),
+        ("docs/for-agents/billing.md", "issuing-invoices")}
+    apply(root, edit)
+    assert "## Issuing invoices {#invoicing}" in billing.read_text(encoding="utf-8")
+    assert "[how they are built](billing.md#invoicing)" in api.read_text(encoding="utf-8")
+    assert broken(root) == before
+
+
 def test_renaming_a_linked_file_from_the_link_moves_it(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     before = broken(root)

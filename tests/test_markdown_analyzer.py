@@ -188,3 +188,16 @@ def test_a_page_variant_keeps_the_page_it_names() -> None:
     # a site generator's own shapes of these keys are not errors
     odd = analyze_markdown("docs/a.md", "---\ncanonical: [a, b]\nref: {to: x}\n---\n# A\n")
     assert odd.fm("ref") is None and odd.fm("canonical") is None and not odd.issues
+
+
+def test_an_explicit_heading_id_is_the_anchor_and_not_part_of_the_text() -> None:
+    # `{#id}` after a heading is the anchor in VitePress, MkDocs (attr_list), Docusaurus and Pandoc
+    text = "# Guide {#top}\n\n## Config options {#config}\n\n## Config options\n\n## Not an id {# spaced}\n"
+    facts = analyze_markdown("docs/guide.md", text)
+    assert [(h.text, h.slug) for h in facts.headings] == [
+        ("Guide", "top"),
+        ("Config options", "config"),
+        ("Config options", "config-options"),
+        ("Not an id {# spaced}", "not-an-id--spaced"),
+    ]
+    assert facts.title == "Guide"

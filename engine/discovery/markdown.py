@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.1.0"
+ANALYZER_VERSION = "1.1.1"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
@@ -33,6 +33,8 @@ _OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
 _CLOSE_RE = re.compile(r"^\s*<!--\s*/doc-bridge:generated\s*-->\s*$")
 _HASH_RE = re.compile(r"\bhash=([A-Za-z0-9]+)")
 _SLUG_DROP = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc} -]")
+# `## Title {#custom-id}`: the explicit anchor of VitePress, MkDocs (attr_list), Docusaurus and Pandoc
+_CUSTOM_ID = re.compile(r"\s*\{#([A-Za-z0-9_][\w.:-]*)\}\s*$")
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 _LETTER = regex.compile(r"\p{L}")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -247,6 +249,11 @@ def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str
 # Helpers
 
 
+def custom_heading_id(text: str) -> re.Match[str] | None:
+    """The `{#id}` that ends a heading's text, if any (its group 1 is the anchor)."""
+    return _CUSTOM_ID.search(text)
+
+
 def slugify(text: str) -> str:
     """GitHub's heading anchor: lowercase, punctuation dropped, spaces to hyphens."""
     return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
@@ -397,7 +404,10 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
         plain = _plain(children)
         words += len(plain.split())
         if heading_level and len(headings) < MAX_HEADINGS and plain.strip():
-            base_slug = slugify(plain)
+            custom = _CUSTOM_ID.search(plain)
+            if custom:
+                plain = plain[:custom.start()]
+            base_slug = custom.group(1) if custom else slugify(plain)
             count = slug_counts.get(base_slug, 0)
             slug_counts[base_slug] = count + 1
             slug = base_slug if count == 0 else f"{base_slug}-{count}"

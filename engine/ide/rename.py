@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from engine.config import CONFIG_FILE
 from engine.discovery.files import normalise
-from engine.discovery.markdown import slugify
+from engine.discovery.markdown import custom_heading_id, slugify
 from engine.discovery.references import Reference, ReferenceStatus, site_slug
 from engine.ide.navigation import reference_at
 from engine.ide.text import lines_of
@@ -311,12 +311,14 @@ def paths_under(state: ModelState, folder: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------ headings
 
 
-def _slugs(headings: Sequence[Heading], renamed: int | None = None, text: str = "") -> list[str]:
-    """GitHub slugs of every heading, duplicates suffixed -1, -2 (with heading `renamed` given `text`)."""
+def _slugs(headings: Sequence[Heading], lines: list[str], renamed: int | None = None, text: str = "") -> list[str]:
+    """GitHub slugs of every heading, duplicates suffixed -1, -2 (with heading `renamed` given `text`); a heading
+    with an explicit `{#id}` keeps it whatever its text."""
     counts: dict[str, int] = {}
     out = []
     for index, heading in enumerate(headings):
-        base = slugify(text if index == renamed else heading.text)
+        custom = custom_heading_id(lines[heading.line].rstrip("\r")) if heading.line < len(lines) else None
+        base = custom.group(1) if custom else slugify(text if index == renamed else heading.text)
         count = counts.get(base, 0)
         counts[base] = count + 1
         out.append(base if count == 0 else f"{base}-{count}")
@@ -329,7 +331,11 @@ def _heading_text_span(lines: list[str], heading: Heading) -> tuple[Span, str] |
     line = lines[heading.line].rstrip("\r")
     atx = _ATX.match(line)
     if atx is not None:
-        return Span(heading.line, atx.start(2), heading.line, atx.end(2)), atx.group(2)
+        end = atx.end(2)
+        custom = custom_heading_id(atx.group(2))
+        if custom is not None:  # the explicit id stays; only the text is renamed
+            end = atx.start(2) + custom.start()
+        return Span(heading.line, atx.start(2), heading.line, end), line[atx.start(2):end]
     stripped = line.strip()
     start = line.find(stripped) if stripped else 0
     return Span(heading.line, start, heading.line, start + len(stripped)), stripped  # setext: the whole line
@@ -412,7 +418,7 @@ def rename_heading(state: ModelState, path: str, line: int, new_text: str) -> Wo
     found = _heading_text_span(lines, facts.headings[index])
     if found is None:
         raise RenameError("The heading's text could not be located.")
-    before, after = _slugs(facts.headings), _slugs(facts.headings, index, new_text)
+    before, after = _slugs(facts.headings, lines), _slugs(facts.headings, lines, index, new_text)
     renamed = {old: new for old, new in zip(before, after) if old != new}
     site_old = site_slug(facts.headings[index].text)
     site_new = site_slug(new_text)
