@@ -201,3 +201,41 @@ def test_an_explicit_heading_id_is_the_anchor_and_not_part_of_the_text() -> None
         ("Not an id {# spaced}", "not-an-id--spaced"),
     ]
     assert facts.title == "Guide"
+
+
+def test_the_inline_memo_changes_no_fact() -> None:
+    # every fixture document and a few edits of each, analysed with the memo warm, equal the same analysis by a
+    # parser without it; a link reference definition that changes re-reads the paragraphs that use it
+    import random
+    from pathlib import Path
+
+    from markdown_it.rules_core.inline import inline as plain_inline
+
+    import engine.discovery.markdown as markdown
+
+    memo = markdown.parser()
+    plain = markdown._build_parser()
+    plain.core.ruler.at("inline", plain_inline)
+    extra = ("See [ref] and [^note], ^[an inline note] and `src/a.ts`.\n\n[ref]: ./a.md\n\n[^note]: Text.\n",
+             "See [ref] and [^note], ^[an inline note] and `src/a.ts`.\n\n[ref]: ./b.md#part\n\n[^note]: Text.\n")
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parent.parent.joinpath("fixtures")
+                                                           .rglob("*.md"))] + list(extra)
+    rng = random.Random(3)
+    try:
+        for text in texts:
+            lines = text.split("\n")
+            edits = [text]
+            for _ in range(3):
+                at = rng.randrange(len(lines))
+                lines = lines[:at] + [lines[at] + " `src/x.ts` [y](./y.md)"] + lines[at + 1:]
+                edits.append("\n".join(lines))
+            for edited in edits:
+                markdown._PARSER = memo
+                warm = markdown.analyze_markdown("docs/x.md", edited)
+                markdown._PARSER = plain
+                assert warm == markdown.analyze_markdown("docs/x.md", edited)
+    finally:
+        markdown._PARSER = memo
+    first, second = (analyze_markdown("docs/x.md", text) for text in extra)
+    assert [link.target for link in first.links if link.kind == "reference"] == ["./a.md"]
+    assert [link.target for link in second.links if link.kind == "reference"] == ["./b.md#part"]

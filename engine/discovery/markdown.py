@@ -15,7 +15,10 @@ from typing import Any
 import regex
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_core.text_join import text_join
 from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.gfm import gfm_plugin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -92,12 +95,48 @@ def _positioned(rule: Any) -> Any:
     return wrapped
 
 
+_INLINE_MEMO: dict[tuple[str, int], list[Token]] = {}
+_INLINE_MEMO_SIZE = 4096
+
+
+def _memoised_inline(state: StateCore) -> None:
+    """The core `inline` rule with a memo of each inline run's tokens by its text (and the document's link
+    reference definitions): an edit re-parses the paragraphs it changed, not the whole document. The memo holds
+    tokens after `text_join`, which is then a no-op on them; nothing downstream mutates them. Runs with a
+    footnote (`[^`, `^[`) are never memoised: their parse writes footnote state into `env`."""
+    references = state.env.get("references") or {}
+    refs_key = hash(tuple(sorted((k, v.get("href"), v.get("title")) for k, v in references.items()))) \
+        if references else 0
+    md = state.md
+    for token in state.tokens:
+        if token.type != "inline":
+            continue
+        content = token.content
+        if "[^" in content or "^[" in content:
+            token.children = []
+            md.inline.parse(content, md, state.env, token.children)
+            continue
+        key = (content, refs_key)
+        cached = _INLINE_MEMO.get(key)
+        if cached is None:
+            children: list[Token] = []
+            md.inline.parse(content, md, state.env, children)
+            holder = StateCore("", md, state.env, [Token("inline", "", 0, children=children)])
+            text_join(holder)
+            cached = holder.tokens[0].children or []
+            if len(_INLINE_MEMO) >= _INLINE_MEMO_SIZE:
+                _INLINE_MEMO.clear()
+            _INLINE_MEMO[key] = cached
+        token.children = cached
+
+
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
+    md.core.ruler.at("inline", _memoised_inline)
     # Emphasis and typography change nothing we extract; skipping them is measurably faster.
     md.disable(["emphasis", "strikethrough", "replacements", "smartquotes"], ignoreInvalid=True)
     return md
@@ -272,10 +311,12 @@ def _summarise(text: str) -> str:
 
 
 def detect_language(text: str) -> str:
-    letters = len(_LETTER.findall(text[:20000]))
-    if letters and len(_CJK.findall(text[:20000])) / letters > 0.2:
-        return "cjk"
-    words = [w.lower() for w in _WORD.findall(text[:20000])]
+    sample = text[:20000]
+    if not sample.isascii():  # ASCII text holds no CJK letter: skip counting letters one by one
+        letters = len(_LETTER.findall(sample))
+        if letters and len(_CJK.findall(sample)) / letters > 0.2:
+            return "cjk"
+    words = [w.lower() for w in _WORD.findall(sample)]
     pt = sum(1 for w in words if w in _PT_HINTS)
     en = sum(1 for w in words if w in _EN_HINTS)
     return "pt" if pt > en and pt >= 3 else "en"
