@@ -227,7 +227,7 @@ def test_the_inline_memo_changes_no_fact() -> None:
             edits = [text]
             for _ in range(3):
                 at = rng.randrange(len(lines))
-                lines = lines[:at] + [lines[at] + " `src/x.ts` [y](./y.md)"] + lines[at + 1:]
+                lines = [*lines[:at], lines[at] + " `src/x.ts` [y](./y.md)", *lines[at + 1:]]
                 edits.append("\n".join(lines))
             for edited in edits:
                 markdown._PARSER = memo
