@@ -184,9 +184,8 @@ class _Builder:
         base = self.base
         universe, layout_keys, layout_rebuilt = self.universe.finish()
         keys = self.keys | layout_keys
-        analyzed = (*universe.documents.keys(), *universe.modules.keys())
         if ("all",) in keys:
-            targets = set(analyzed)
+            targets = {*universe.documents.keys(), *universe.modules.keys()}
         else:
             targets = set()
             for key in keys:
