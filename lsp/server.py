@@ -14,17 +14,19 @@ import functools
 import logging
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as T
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from engine import __version__
 from engine.ide.provisional import provisional_state
 from engine.state import ModelState
-from lsp import protocol
+from lsp import framing, protocol
 from lsp.convert import Converter
 from lsp.folders import Folder, Folders
 from lsp.settings import LOG_LEVELS, Settings
@@ -55,6 +57,20 @@ class DocBridgeServer(LanguageServer):
         self.convert = Converter()
         self.handler_errors = 0  # handler exceptions caught and logged (the robustness tests read it)
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio with Doc Bridge's frame reader (lsp/framing.py): one loop wake-up per message, and a
+        malformed frame answered and skipped instead of silencing the server."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def spawn(self, coroutine: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference so it is not collected before it finishes."""
