@@ -101,10 +101,11 @@ def _lines(root: Path, path: str) -> list[str] | None:
 
 
 def build_packs(state: Any, snapshot: Any, role: str, max_bytes: int) -> list[dict[str, Any]]:
-    """One pack per target entity of the role, in id order: the entity, its depth-one neighbours (≤ 32), the
+    """One pack per target entity of the role (the curator's: documents; the reviewer's: documents, modules
+    and areas), in id order: the entity, its depth-one neighbours (≤ 32), the
     open findings on its file, a redacted excerpt of its file; truncated deterministically to `max_bytes`."""
     entities = snapshot.entities
-    wanted = ("document",) if role == "curator" else ("document", "module")
+    wanted = ("document",) if role == "curator" else ("document", "module", "area")
     neighbours: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
     for relation in snapshot.relations:
         if relation.source in entities and relation.target in entities and relation.source != relation.target:
