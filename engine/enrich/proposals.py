@@ -224,5 +224,5 @@ def dump(proposal: Any) -> dict[str, Any]:
 def proposal_schema() -> dict[str, Any]:
     schema = PROPOSAL_ADAPTER.json_schema(by_alias=True)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": "https://docbridge.dev/schemas/enrichment-proposal-v1.json",
+            "$id": "urn:docbridge:enrichment-proposal-v1",
             "title": "EnrichmentProposalV1", **schema}
