@@ -430,3 +430,35 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
 def test_fixture_agent_has_no_engine_import() -> None:
     text = (FIXTURES / "agents" / "reference_agent.py").read_text(encoding="utf-8")
     assert "import engine" not in text and "from engine" not in text
+
+
+# ------------------------------------------------------------------------------------------ adjudication
+
+
+def _conflict(root: Path, judge: str) -> tuple[dict[str, Any], list[str]]:
+    enable(root, roles={"reviewer": {}, "adjudicator": {"agentId": judge}})
+    report = run_script(root, [{**PENDING["canonical"], "reason": "case canonical"},
+                               {**PENDING["canonical-rival"], "reason": "case rival"}])
+    ids = sorted(p["proposalId"] for p in report["new"]["pending"])
+    return report, ids
+
+
+def test_an_adjudicator_settles_a_canonical_conflict(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    report, ids = _conflict(root, "judge")
+    assert len(ids) == 2 and report["stats"]["adjudications"] == 1
+    doc = overlay(root)
+    # the reference adjudicator keeps the smaller id: it stays pending (a person decides), without its note
+    assert [(e["proposalId"], e.get("note")) for e in doc["pending"]] == [(ids[0], None)]
+    loser = next(e for e in doc["rejected"] if e["proposalId"] == ids[1])
+    assert loser["reason"] == "adjudicated" and loser["detail"].startswith("judge: ")
+    assert doc["accepted"] == []
+
+
+def test_an_adjudicator_may_not_judge_its_own_proposals(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    report, ids = _conflict(root, "ref-agent")
+    assert report["stats"]["rejectionReasons"] == {"self-adjudication": 1}
+    doc = overlay(root)
+    assert sorted(e["proposalId"] for e in doc["pending"]) == ids
+    assert all(e["note"] == "canonical-conflict" for e in doc["pending"])

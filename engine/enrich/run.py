@@ -74,8 +74,6 @@ def _roles(config: Any, command: str | None, only: list[str] | None) -> list[Rol
     names = sorted(only or registry.roles.keys(), key=lambda n: list(ROLE_TASKS).index(n))
     roles = []
     for name in names:
-        if name == "adjudicator":
-            continue  # invoked for conflicts only (not built: see the README)
         own = registry.roles.get(name)
         line = command or (own.command if own and own.command else None) or registry.command
         if not line:
@@ -198,8 +196,9 @@ class AgentFailure(Exception):
 
 
 def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
-               max_output: int) -> tuple[Any, int, int]:
-    """Send one request; the reply's `proposals`, bytes sent and bytes received. Raises AgentFailure."""
+               max_output: int, key: str = "proposals") -> tuple[Any, int, int]:
+    """Send one request; the reply's `proposals` (or `key`), bytes sent and bytes received. Raises
+    AgentFailure."""
     data = json.dumps(request, ensure_ascii=False, sort_keys=True).encode("utf-8")
     try:
         process = subprocess.Popen(role.command, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -222,9 +221,9 @@ def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
         reply = json.loads(out.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise AgentFailure("agent-invalid-json", f"the reply is not JSON ({exc})") from exc
-    if not isinstance(reply, dict) or not isinstance(reply.get("proposals"), list):
-        raise AgentFailure("agent-invalid-json", "the reply has no `proposals` array")
-    return reply["proposals"], len(data), len(out)
+    if not isinstance(reply, dict) or not isinstance(reply.get(key), list):
+        raise AgentFailure("agent-invalid-json", f"the reply has no `{key}` array")
+    return reply[key], len(data), len(out)
 
 
 def _cache_key(role: Role, pack: dict[str, Any]) -> str:
@@ -332,6 +331,31 @@ def context_for(state: Any, snapshot: Any) -> Context:
 # --------------------------------------------------------------------------------------------- the run
 
 
+def _adjudicate(judge: Role, root: Path, earlier: Partition, new: Partition, snapshot_hash: str, registry: Any,
+                stats: RunStats) -> int:
+    """Ask the adjudicator about the pending conflicts (if any); how many adjudications were applied."""
+    from engine.enrich.adjudicate import apply, conflicts
+    found = conflicts(earlier.pending)
+    if not found:
+        return 0
+    request = {"protocol": PROTOCOL, "task": judge.task, "role": judge.name,
+               "agent": {"agentId": judge.agent_id, "agentVersion": judge.agent_version,
+                         "promptVersion": judge.prompt_version},
+               "snapshotHash": snapshot_hash, "conflicts": found}
+    stats.agent_runs += 1
+    try:
+        raws, sent, received = call_agent(judge, request, root, registry.timeout_seconds, registry.max_output_bytes,
+                                          key="adjudications")
+    except AgentFailure as failure:
+        stats.failures.append({"role": judge.name, "reason": failure.reason, "detail": failure.detail, "packs": []})
+        return 0
+    stats.bytes_sent += sent
+    stats.bytes_received += received
+    refused = apply(raws, earlier.pending, new.rejected)
+    new.rejected.extend(refused)
+    return len(raws) - len(refused)
+
+
 def _counts(entries: list[dict[str, Any]], key: str) -> dict[str, int]:
     out: dict[str, int] = defaultdict(int)
     for entry in entries:
@@ -350,6 +374,8 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         raise EnrichError("enrichment is off: set intelligence.registry.enabled to true in doc-bridge.config.json "
                           "(nothing is sent to an agent until then).")
     chosen = _roles(config, command, roles)
+    judge = next((r for r in chosen if r.name == "adjudicator"), None)
+    chosen = [r for r in chosen if r.name != "adjudicator"]
     state = workspace.ensure_resolved()
     snapshot = state.snapshot()
     root: Path = workspace.root
@@ -391,6 +417,9 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         getattr(new, verdict.status).append(verdict.entry)
         if verdict.status != "rejected":
             getattr(earlier, verdict.status).append(verdict.entry)
+    adjudications = 0
+    if judge is not None:
+        adjudications = _adjudicate(judge, root, earlier, new, snapshot.content_hash, registry, stats)
     failures = [rejection({}, f["reason"], f"{f['role']}: {f['detail']}") | {"packs": f["packs"]}
                 for f in stats.failures]
     reasons = _counts(new.rejected + failures + expired, "reason")
@@ -411,7 +440,7 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         "agentRuns": stats.agent_runs, "bytesSent": stats.bytes_sent, "bytesReceived": stats.bytes_received,
         "packs": looked_up, "packsRun": sorted(stats.packs_run), "batches": stats.batches,
         "cacheHits": stats.cache_hits, "cacheHitRate": round(stats.cache_hits / looked_up, 6) if looked_up else 0.0,
-        "expired": len(expired), "skippedAlreadyDecided": skipped,
+        "expired": len(expired), "skippedAlreadyDecided": skipped, "adjudications": adjudications,
         "proposalsReceived": len(raws),
         "wallTimeMs": round((time.perf_counter() - started) * 1000, 1),
         "cost": {"agentRuns": stats.agent_runs, "bytes": stats.bytes_sent + stats.bytes_received,
