@@ -18,6 +18,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -205,15 +206,11 @@ def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
                                    stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         raise AgentFailure("agent-crash", f"cannot start {role.command[0]!r}: {exc.strerror or exc}") from exc
-    try:
-        out, err = process.communicate(data, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise AgentFailure("agent-timeout", f"no reply within {timeout:g} s") from exc
-    if len(out) > max_output:
-        raise AgentFailure("agent-output-too-large", f"{len(out)} bytes of output (limit {max_output})")
+    out, err, too_large = _exchange(process, data, timeout, max_output)
+    if too_large:
+        raise AgentFailure("agent-output-too-large", f"more than {max_output} bytes of output")
+    if process.returncode is None:
+        raise AgentFailure("agent-timeout", f"no reply within {timeout:g} s")
     if process.returncode != 0:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise AgentFailure("agent-crash", f"exit status {process.returncode}: {tail[0][:200]}")
@@ -224,6 +221,61 @@ def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
     if not isinstance(reply, dict) or not isinstance(reply.get(key), list):
         raise AgentFailure("agent-invalid-json", f"the reply has no `{key}` array")
     return reply[key], len(data), len(out)
+
+
+def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
+              max_output: int) -> tuple[bytes, bytes, bool]:
+    """Write the request, read at most `max_output` bytes of reply (and the last 64 KB of stderr); the agent's
+    process group is killed on timeout or on too much output (then `returncode` stays None on timeout)."""
+    chunks: list[bytes] = []
+    errors: list[bytes] = []
+    state = {"size": 0, "too_large": False}
+
+    def kill() -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    def feed() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.write(data)
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+    def drain_out() -> None:
+        assert process.stdout is not None
+        while chunk := process.stdout.read1(65536):
+            state["size"] += len(chunk)
+            if state["size"] > max_output:
+                state["too_large"] = True
+                kill()
+                return
+            chunks.append(chunk)
+
+    def drain_err() -> None:
+        assert process.stderr is not None
+        while chunk := process.stderr.read1(65536):
+            errors.append(chunk)
+            while sum(len(c) for c in errors) > 65536 and len(errors) > 1:
+                errors.pop(0)
+
+    threads = [threading.Thread(target=t, daemon=True) for t in (feed, drain_out, drain_err)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    threads[1].join(timeout)
+    timed_out = False
+    try:
+        process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill()
+        process.wait()
+    for thread in threads:
+        thread.join(5)
+    if timed_out and not state["too_large"]:
+        process.returncode = None  # type: ignore[assignment]
+    return b"".join(chunks), b"".join(errors), bool(state["too_large"])
 
 
 def _cache_key(role: Role, pack: dict[str, Any]) -> str:
