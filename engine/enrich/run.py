@@ -375,7 +375,7 @@ def context_for(state: Any, snapshot: Any) -> Context:
         observed={(r.source, r.kind, r.target) for r in snapshot.relations},
         diagnostics={f.fingerprint for f in state.findings()}, line_count=line_count,
         summaries={e.id: e.summary for e in projection.entries},
-        names=sorted(n for n in names if n),
+        names=sorted({n.lower() for n in names if n}),
         area_paths={e.id: e.path for e in entities.values() if e.kind == "area" and e.path},
         directories=directories)
 

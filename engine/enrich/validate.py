@@ -60,7 +60,7 @@ class Context:
     diagnostics: set[str]
     line_count: Callable[[str], int | None]
     summaries: dict[str, str | None]
-    names: list[str]
+    names: list[str]  # lowercased ids, names, aliases, titles and file stems
     area_paths: dict[str, str]  # area entity id -> directory
     directories: set[str]  # every directory holding a scanned file
     pack_entities: set[str] | None = None  # the entities the agent was shown (None: not checked)
@@ -178,13 +178,14 @@ def _by_kind(proposal: Any, data: dict[str, Any], entity: Any, ctx: Context, ear
         if _norm(payload["summary"]) == _norm(ctx.summaries.get(entity.id)):
             return _reject(data, "summary-unchanged", "the summary equals the current one")
     elif kind == "add-alias":
+        from rapidfuzz import process
         from rapidfuzz.distance import JaroWinkler
         alias = payload["alias"].strip().lower()
-        taken = [*ctx.names, *(str(e["payload"]["alias"]) for e in earlier.accepted if e.get("kind") == "add-alias")]
-        for name in taken:
-            other = name.lower()
-            if other == alias or JaroWinkler.similarity(alias, other) >= ALIAS_COLLISION:
-                return _reject(data, "alias-collision", f"{payload['alias']!r} collides with {name!r}")
+        accepted = [str(e["payload"]["alias"]).lower() for e in earlier.accepted if e.get("kind") == "add-alias"]
+        for names in (ctx.names, accepted):
+            found = process.extractOne(alias, names, scorer=JaroWinkler.similarity, score_cutoff=ALIAS_COLLISION)
+            if found is not None:
+                return _reject(data, "alias-collision", f"{payload['alias']!r} collides with {found[0]!r}")
     elif kind == "mark-canonical":
         scope = payload["scope"]
         if scope not in ctx.entities:
