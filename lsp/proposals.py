@@ -34,6 +34,24 @@ def to_diagnostic(server: DocBridgeServer, folder: Folder, state: ModelState, pa
                                                     "kind": hint.kind, "fingerprint": hint.proposal_id})
 
 
+OVERLAY = ".docbridge/overlay.json"
+
+
+def refresh(server: DocBridgeServer, folder: Folder) -> None:
+    """The overlay file changed (an `enrich` run, a decision from the terminal): republish the diagnostics of
+    the files that showed proposal hints or cite pending proposals now."""
+    from engine.ide.proposals import pending_hints
+    from lsp.diagnostics import publish_findings
+    state = folder.state
+    if state is None:
+        return
+    index = state.findings_index()
+    paths = {path for path, _ in folder.published.values()}
+    paths |= {path for path in state.universe.paths() if pending_hints(state, path)}
+    for path in sorted(p for p in paths if p is not None):
+        publish_findings(server, folder, state, path, index.by_path.get(path, ()), force=False)
+
+
 def _git_user(folder: Folder) -> str | None:
     try:
         result = subprocess.run(["git", "config", "user.name"], cwd=folder.root, capture_output=True, text=True,

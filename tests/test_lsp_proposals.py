@@ -93,3 +93,17 @@ async def test_deciding_without_an_approver_is_refused(tmp_path: Path, monkeypat
             await client.command("docbridge.rejectProposal", redundancy, "not redundant")
     overlay = json.loads((root / ".docbridge" / "overlay.json").read_text(encoding="utf-8"))
     assert redundancy in [e["proposalId"] for e in overlay["pending"]]
+
+
+async def test_a_decision_from_the_terminal_clears_the_hint_when_the_overlay_changes(tmp_path: Path) -> None:
+    root, pending = _enrich(tmp_path)
+    storage = root / "docs" / "storage.md"
+    redundancy = pending["flag-redundancy"]["proposalId"]
+    async with session(root, settings={"approver": "Ana"}) as client:
+        client.open(storage)
+        await client.until(lambda: len(_hints(client, storage)) == 2, timeout=60)
+        decided = docbridge_json("fix", "reject", redundancy, "--by", "Ana", "--root", str(root), "--json")
+        assert decided["reason"] == "human-rejected"
+        client.watched((root / ".docbridge" / "overlay.json", T.FileChangeType.Changed))
+        await client.until(lambda: len(_hints(client, storage)) == 1, timeout=30)
+        assert _hints(client, storage)[0].data["kind"] == "propose-relation"
