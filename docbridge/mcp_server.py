@@ -187,10 +187,9 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
                                                                         limit=limit))
 
     @server.tool(name="docbridge.proposals", title="Pending enrichment proposals", annotations=READ_ONLY)
-    async def proposals() -> Result:
-        """Pending enrichment proposals awaiting approval (none until the enrichment overlay exists)."""
-        payload = knowledge.proposals()
-        return CallToolResult(content=[TextContent(type="text", text=compact(payload))], structured_content=payload)
+    async def proposals(ctx: Context) -> Result:
+        """Pending enrichment proposals awaiting a person's approval (.docbridge/overlay.json)."""
+        return await answer(ctx, lambda state, _: knowledge.proposals(state))
 
     @server.tool(name="docbridge.status", title="Model status", annotations=READ_ONLY)
     async def status() -> Result:

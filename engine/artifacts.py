@@ -144,6 +144,9 @@ def load_projection(workspace: Any) -> Any | None:
         "projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
     if state is None:
         return None
+    from engine.enrich.overlay import overlay_source
+    if state.get("overlay_source") != overlay_source(workspace.root, workspace.config):
+        return None  # the overlay changed (or was switched on or off) since it was built
     projection = projection_from_state(state)
     if projection is None or projection.weights != workspace.config.weights():
         return None
@@ -162,6 +165,7 @@ def projection_from_state(state: Any) -> Any | None:
 
 
 def store_projection(workspace: Any, projection: Any) -> None:
+    from engine.enrich.overlay import overlay_source
     from engine.lexicon import LEXICON_VERSION
     from engine.retrieval.project import PROJECTION_VERSION
     if not workspace.use_cache:
@@ -169,6 +173,7 @@ def store_projection(workspace: Any, projection: Any) -> None:
     with contextlib.suppress(OSError):
         write_sealed(artifact_dir(workspace.root) / "index" / "projection.json", PROJECTION_KIND, {
             "fingerprint": workspace.input_fingerprint(), "header": projection.header(),
+            "overlay_source": overlay_source(workspace.root, workspace.config),
             "entries": [e.to_json() for e in projection.entries]},
             {"projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
 

@@ -727,9 +727,16 @@ def _register_semantic(commands: Any) -> None:
     register(commands)
 
 
+def _register_enrich(commands: Any) -> None:
+    """`enrich`, `fix approve|reject`, `check --enrich`, `bench retrieval --overlay` (engine.cli_enrich)."""
+    from engine.cli_enrich import register
+    register(commands)
+
+
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
                                                  _register_lsp, _register_bench, _register_mcp, _register_index,
-                                                 _register_list, _register_ask, _register_semantic]
+                                                 _register_list, _register_ask, _register_semantic,
+                                                 _register_enrich]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

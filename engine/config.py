@@ -178,6 +178,41 @@ class IndexConfig(_Model):
     embed: EmbedConfig = EmbedConfig()
 
 
+class RegistryRole(_Model):
+    """One enrichment role: its agent identity and, optionally, its own command."""
+
+    agent_id: str | None = None
+    command: str | None = None
+
+
+class RegistryConfig(_Model):
+    """`intelligence.registry`: the enrichment agent. Nothing leaves the process unless `enabled`."""
+
+    enabled: bool = False
+    agent_id: str = Field(default="docbridge-agent", min_length=1, max_length=128)
+    agent_version: str = Field(default="1", max_length=64)
+    prompt_version: str = Field(default="1", min_length=1, max_length=64)
+    command: str | None = None
+    roles: dict[Literal["curator", "reviewer", "adjudicator"], RegistryRole] = Field(
+        default_factory=lambda: {"curator": RegistryRole()})
+    max_pack_bytes: int = Field(default=65536, ge=1024, le=4 * 1024 * 1024)
+    agent_root: str | None = None
+    timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    max_output_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_list(cls, value: Any) -> Any:
+        # a list of role names is accepted too: each with the registry's own agent and command
+        if isinstance(value, list):
+            return {name: {} for name in value}
+        return value
+
+
+class IntelligenceConfig(_Model):
+    registry: RegistryConfig = RegistryConfig()
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -189,6 +224,8 @@ class Config(_Model):
     retrieval: RetrievalConfig = RetrievalConfig()
     # outside the hash: the semantic index keeps its own record of what it was built with
     index: IndexConfig = Field(default_factory=IndexConfig, exclude=True)
+    # outside the hash: the enrichment overlay's effect is recorded as the projection's overlay hash
+    intelligence: IntelligenceConfig = Field(default_factory=IntelligenceConfig, exclude=True)
 
     @property
     def ownership(self) -> tuple[OwnershipRecord, ...]:

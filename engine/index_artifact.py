@@ -81,6 +81,8 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
         out["variants"] = entry.variants
     if entry.dependents:
         out["dependents"] = entry.dependents
+    if entry.agent_signal:
+        out["agentSignal"] = entry.agent_signal
     return out
 
 
@@ -99,7 +101,7 @@ def _entry_from_json(data: dict[str, Any]) -> Entry:
                  area_id=graph.get("areaId"), package_id=graph.get("packageId"), edges=tuple(edges),
                  covered_by=tuple(graph.get("coveredBy", ())), mentioned_by=tuple(graph.get("mentionedBy", ())),
                  surface=data.get("surface"), variant_of=data.get("variantOf"), variants=int(data.get("variants", 0)),
-                 dependents=int(data.get("dependents", 0)))
+                 dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agentSignal", 0.0)))
 
 
 def _lexical(projection: Projection) -> dict[str, Any]:

@@ -34,8 +34,8 @@ MAX_LIMIT = 100
 MAX_QUERY_CHARS = 2000
 DOC_CHARS, MAX_DOC_CHARS = 20_000, 200_000
 MAX_DIAGNOSTICS = 1000
-PROPOSALS_NOTE = ("No enrichment overlay exists yet: Doc Bridge records no proposals, so none are pending. "
-                  "Search, lookup and handoffs are the deterministic model alone.")
+PROPOSALS_NOTE = ("No enrichment overlay (.docbridge/overlay.json, written by `docbridge enrich`): no proposals "
+                  "are pending. Search, lookup and handoffs are the deterministic model alone.")
 # the ecosystem Finding's severities (behaviours §8.4: never critical)
 FINDING_SEVERITY = {"error": "high", "warning": "medium", "info": "low", "hint": "info"}
 
@@ -406,8 +406,15 @@ def diagnostics(state: ModelState, *, path: str | None = None, code: str | None 
             "bySeverity": dict(sorted(Counter(f.severity for f in selected).items())), "findings": records[:limit]}
 
 
-def proposals() -> dict[str, Any]:
-    return {"type": "proposals", "schemaVersion": SCHEMA_VERSION, "pending": [], "note": PROPOSALS_NOTE}
+def proposals(state: ModelState | None = None) -> dict[str, Any]:
+    """The enrichment overlay's pending proposals (a person decides them with `docbridge fix`)."""
+    from engine.enrich.overlay import read_overlay
+    overlay = read_overlay(state.root) if state is not None else None
+    if overlay is None:
+        return {"type": "proposals", "schemaVersion": SCHEMA_VERSION, "pending": [], "note": PROPOSALS_NOTE}
+    return {"type": "proposals", "schemaVersion": SCHEMA_VERSION, "pending": overlay.pending,
+            "note": f"{len(overlay.pending)} pending in the enrichment overlay; a person decides each with "
+                    "`docbridge fix approve|reject PROPOSAL_ID --by NAME`."}
 
 
 # ------------------------------------------------------------------------------------------------ summary

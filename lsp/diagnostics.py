@@ -115,6 +115,10 @@ def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState,
         large = _too_large(state, path, server, folder)
         if large is not None:
             diagnostics.append(large)
+        from engine.ide.proposals import pending_hints
+        from lsp.proposals import to_diagnostic as proposal_diagnostic
+        for hint in pending_hints(state, path):  # pending enrichment proposals citing this file
+            diagnostics.append(proposal_diagnostic(server, folder, state, path, hint))
     signature = _signature(diagnostics)
     last = folder.published.get(uri)
     if not force and (last[1] if last else ()) == signature and (signature or last is None):

@@ -13,6 +13,8 @@ from engine.transitions import Change
 from lsp import diagnostics, scanning
 from lsp.folders import Folder
 from lsp.lifecycle import RENAME_FILTERS
+from lsp.proposals import OVERLAY
+from lsp.proposals import refresh as refresh_proposals
 from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
@@ -69,9 +71,13 @@ def register(server: DocBridgeServer) -> None:
     @safely()
     def watched_files_changed(ls: DocBridgeServer, params: T.DidChangeWatchedFilesParams) -> None:
         rescan: dict[str, Folder] = {}
+        overlays: dict[str, Folder] = {}
         for change in params.changes:
             folder, path = ls.folders.locate(change.uri)
             if folder is None or path is None:
+                continue
+            if path == OVERLAY:  # enrichment proposals changed: their hints follow
+                overlays[str(folder.root)] = folder
                 continue
             if needs_rescan(path):
                 rescan[str(folder.root)] = folder
@@ -82,6 +88,9 @@ def register(server: DocBridgeServer) -> None:
                 edited(ls, change.uri, None)
         for folder in rescan.values():
             ls.spawn(scanning.scan(ls, folder, "configuration"))
+        for folder in overlays.values():
+            if str(folder.root) not in rescan:
+                refresh_proposals(ls, folder)
 
     @server.feature(T.WORKSPACE_DID_RENAME_FILES, RENAME_FILTERS)
     @safely()

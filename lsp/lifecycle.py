@@ -57,6 +57,7 @@ def register(server: DocBridgeServer) -> None:
                         T.FileSystemWatcher(glob_pattern="**/package.json"),
                         T.FileSystemWatcher(glob_pattern="**/{tsconfig,jsconfig}.json"),
                         T.FileSystemWatcher(glob_pattern="**/{doc-bridge.config.json,.gitignore}"),
+                        T.FileSystemWatcher(glob_pattern="**/.docbridge/overlay.json"),
                     ]))]))
             except Exception:
                 log.debug("watched-file registration failed", exc_info=True)

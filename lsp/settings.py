@@ -20,6 +20,7 @@ class Settings:
     code_lens: bool = True
     completion_max_items: int = 50
     log_level: str = "info"
+    approver: str | None = None  # who approves enrichment proposals (else `git config user.name`)
 
     @classmethod
     def from_client(cls, raw: Any) -> Settings:
@@ -45,4 +46,7 @@ class Settings:
         logging_ = raw.get("log") if isinstance(raw.get("log"), dict) else {}
         if logging_.get("level") in LOG_LEVELS:
             settings.log_level = logging_["level"]
+        approver = raw.get("approver")
+        if isinstance(approver, str) and approver.strip():
+            settings.approver = approver.strip()
         return settings

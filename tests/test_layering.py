@@ -61,3 +61,43 @@ def test_running_the_cli_loads_no_server_module(tmp_path: Path) -> None:
                             text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert (repository / ".docbridge" / "snapshot.json").is_file(), result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
+
+
+AGENT_CODE = "engine.enrich.run"  # the only code that runs the enrichment agent command
+
+
+def test_only_the_enrich_command_imports_the_agent_command_code() -> None:
+    sources = sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "lsp").rglob("*.py"),
+                      *(ROOT / "docbridge").rglob("*.py")])
+    importers = sorted(str(path.relative_to(ROOT)) for path in sources for _, name in _imports(path)
+                       if name == AGENT_CODE or (name == "engine.enrich" and "import run" in path.read_text()))
+    assert importers == ["engine/cli_enrich.py"]
+
+
+def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) -> None:
+    # with enrichment enabled and an overlay present, the retrieval path reads the overlay but never loads
+    # the module that runs agents
+    repository = tmp_path / "acme"
+    shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
+    config = repository / "doc-bridge.config.json"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        '"schemaVersion": 1,', '"schemaVersion": 1, "intelligence": {"registry": {"enabled": true}},', 1),
+        encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from engine.cli import main\n"
+        "root = sys.argv[1]\n"
+        "for argv in (['search', 'billing', '--root', root], ['query', 'billing', '--root', root],\n"
+        "             ['check', '--root', root], ['check', '--enrich', '--root', root],\n"
+        "             ['lookup', 'docs/billing.md', '--root', root]):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "import lsp.server, lsp.commands, lsp.editing, lsp.diagnostics  # noqa: E401\n"
+        "import engine.retrieval.rank, engine.handoff  # noqa: E401\n"
+        f"print('LOADED', sorted(m for m in sys.modules if m == {AGENT_CODE!r}), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert "LOADED []" in result.stderr, result.stderr[-2000:]

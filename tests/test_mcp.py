@@ -371,3 +371,17 @@ def test_other_commands_never_import_the_mcp_sdk() -> None:
              "print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+async def test_proposals_lists_the_overlays_pending_proposals(tmp_path: Path) -> None:
+    from tests.conftest import copy_fixture
+    from tests.test_enrich import PENDING, enable, overlay, run_script
+    root = copy_fixture("acme", tmp_path)
+    enable(root)
+    run_script(root, [{**PENDING["relation"], "reason": "case relation"}])
+    expected = overlay(root)["pending"]
+    async with serve(root) as client:
+        proposals = await call(client, "docbridge.proposals")
+    assert [(p["proposalId"], p["kind"], p["entity"]) for p in proposals["pending"]] == [
+        (expected[0]["proposalId"], "propose-relation", "document:docs/storage.md")]
+    assert "fix approve" in proposals["note"]

@@ -12,6 +12,8 @@ from typing import Any
 from engine.discovery.references import Reference, ReferenceStatus
 from engine.ide.completion import relative_link
 from engine.ide.navigation import reference_at, unit_of
+from engine.ide.proposals import CODE as PROPOSAL_CODE
+from engine.ide.proposals import proposal_actions
 from engine.ide.text import lines_of
 from engine.ide.types import QUICKFIX, SOURCE, Action, Lens, TextEdit, WorkspaceEdit
 from engine.model import MODULE, Span
@@ -63,6 +65,8 @@ def code_actions(state: ModelState, path: str, diagnostics: Sequence[Diagnostic]
 def _fixes(state: ModelState, path: str, lines: list[str], index: int, diagnostic: Diagnostic,
            reference: Reference | None, first: bool) -> list[Action]:
     code, data = diagnostic.code, diagnostic.data
+    if code == PROPOSAL_CODE:  # a pending enrichment proposal: a person approves or rejects it
+        return proposal_actions(data, index)
     candidates = [c for c in data.get("candidates", []) if isinstance(c, str)][:3]
     if code == "LINK_BROKEN" and reference is not None:
         found = _link_target(lines, reference)

@@ -25,6 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.enrich.overlay import EMPTY_OVERLAY_HASH
 from engine.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
 from engine.hashing import canonical_hash
 from engine.lexicon import LEXICON_VERSION
@@ -51,7 +52,6 @@ FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "
                 "aliases": 2048}
 EDGE_KINDS = frozenset({"covers", "mentions", "mentions-symbol", "links-to"})
 MAX_EDGES = 64
-EMPTY_OVERLAY_HASH = canonical_hash({"accepted": []})
 _TEST_MARKERS = (".test.", ".spec.", "__tests__/")
 # directories whose files illustrate or exercise a package rather than make it up
 PERIPHERAL_DIRS = frozenset({
@@ -100,9 +100,10 @@ class Entry:
     variant_of: str | None = None  # the canonical copy of the page this document is a variant of
     variants: int = 0  # on a canonical copy: how many variants point to it
     dependents: int = 0  # on a package: how many of the repository's packages depend on it
+    agent_signal: float = 0.0  # accepted enrichment (rank hints, canonical marker), 0..1
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id, "kind": self.kind, "path": self.path, "title": self.title, "summary": self.summary,
             "audience": self.audience, "aliases": list(self.aliases), "symbols": list(self.symbols),
             "declared_symbols": sorted(self.declared_symbols),
@@ -115,6 +116,9 @@ class Entry:
                       "inbound_links": sum(1 for e in self.edges if e.direction == "in"),
                       "edges": [[e.kind, e.other, e.direction, e.confidence] for e in self.edges]},
         }
+        if self.agent_signal:
+            out["agent_signal"] = self.agent_signal
+        return out
 
 
 def entry_from_json(data: dict[str, Any]) -> Entry:
@@ -130,7 +134,7 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
         edges=tuple(Edge(*edge) for edge in graph.get("edges", ())), covered_by=tuple(graph.get("covered_by", ())),
         mentioned_by=tuple(graph.get("mentioned_by", ())), surface=data.get("surface"),
         variant_of=data.get("variant_of"), variants=int(data.get("variants", 0)),
-        dependents=int(data.get("dependents", 0)))
+        dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)))
 
 
 @dataclass(slots=True)
@@ -176,8 +180,10 @@ def _limit(text: str, name: str) -> str:
     return text if len(text) <= limit else text[:limit]
 
 
-def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None) -> Projection:
-    """Build the projection from a resolved workspace and its snapshot."""
+def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,
+            overlay: bool | None = None) -> Projection:
+    """Build the projection from a resolved workspace and its snapshot (with the live accepted enrichment
+    while `intelligence.registry.enabled`, or as `overlay` says when given)."""
     config = ws.config
     entities = snapshot.entities
     layout = ws.universe.layout
@@ -347,8 +353,10 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
                     "aliases": " ".join([*aliases, "change"]), "summary": "", "body": ""},
             content_hash=canonical_hash({"change": change.model_dump(mode="json")}), provenance="declared",
             confidence="declared"))
+    from engine.enrich.overlay import apply_overlay  # live accepted enrichment, only while enabled
+    overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)
     entries.sort(key=lambda e: e.id)
-    return Projection(entries, weights or config.weights(), snapshot, config.content_hash())
+    return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash)
 
 
 def _peripheral_dir(name: str) -> bool:

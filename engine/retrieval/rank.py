@@ -19,7 +19,7 @@
   share of the best lexical score. A result that only a relation surfaced earns proximity and nothing else.
 - canonicality: 4 × ln(1 + (PageRank − floor) × entries), for lexical hits only (a tie-breaker).
 - audienceFit: +25 for documentation written for agents when the caller is an agent.
-- acceptedAgentSignals: the enrichment overlay hook, at weight 0 until the overlay exists.
+- acceptedAgentSignals: the live accepted enrichment signal of the entry (0..1) × 30 (engine.enrich.overlay).
 
 Before ranking, the query is read through the glossary (`engine.lexicon.translations`: Portuguese terms
 and abbreviations add their English words), and a word that matches nothing is replaced by the closest
@@ -46,7 +46,7 @@ from engine.retrieval.project import DIRECTORY, Entry, Projection
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "canonicality", "audienceFit", "acceptedAgentSignals")
-ACCEPTED_SIGNALS_WEIGHT = 0.0  # the overlay hook: no accepted enrichment exists yet
+ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
 LEXICAL_DEPTH = 200
 TYPO_SIMILARITY = 0.9
 TYPO_BOOST = 0.7
@@ -334,7 +334,7 @@ class Retriever:
             components["canonicality"] = canonicality_boost(entry.pagerank - self.rank_floor, len(self.entries))
             if agent and entry.audience in ("agent", "human-and-agent"):
                 components["audienceFit"] = 25.0
-            components["acceptedAgentSignals"] = 0.0 * ACCEPTED_SIGNALS_WEIGHT
+            components["acceptedAgentSignals"] = round(entry.agent_signal * ACCEPTED_SIGNALS_WEIGHT, 6)
             scored[candidate.index] = (components, matched, reasons)
         self._base_declarations(scored, shape.whole)
         best_base = max((_total(c) for c, _, _ in scored.values()), default=0.0)

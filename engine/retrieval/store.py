@@ -91,8 +91,10 @@ def tree_stamp(workspace: Any, scan_started_ns: int) -> dict[str, Any] | None:
     newest = max([s[1] for s in files.values() if s is not None] + list(dirs.values()), default=0)
     if newest >= scan_started_ns - RACY_WINDOW_NS:
         return None
-    # the root by its entries, not its time: creating .docbridge/ there must not make the tree look changed
-    return {"files": files, "dirs": dirs, "root": _root_entries(base)}
+    # the root by its entries, not its time: creating .docbridge/ there must not make the tree look changed;
+    # the enrichment overlay is an input of the projection too
+    overlay = _stat(os.path.join(base, ARTIFACTS, "overlay.json"))
+    return {"files": files, "dirs": dirs, "root": _root_entries(base), "overlay": list(overlay) if overlay else None}
 
 
 def _root_entries(base: str) -> list[str] | None:
@@ -112,6 +114,9 @@ def _stamp_holds(root: Path, stamp: dict[str, Any]) -> bool:
         stat = _stat(os.path.join(base, directory))
         if stat is None or stat[1] != mtime:
             return False
+    overlay = _stat(os.path.join(base, ARTIFACTS, "overlay.json"))
+    if (list(overlay) if overlay else None) != stamp.get("overlay"):
+        return False
     return stamp.get("root") is not None and _root_entries(base) == stamp["root"]
 
 

@@ -47,6 +47,7 @@ const CONTRACT_SETTINGS: Record<string, [string, unknown]> = {
   'docbridge.codeLens.enabled': ['boolean', true],
   'docbridge.completion.maxItems': ['number', 50],
   'docbridge.log.level': ['string', 'info'],
+  'docbridge.approver': ['string', ''],
   'docbridge.trace.server': ['string', 'off'],
 };
 

@@ -1,0 +1,245 @@
+"""`.docbridge/overlay.json`: the sealed enrichment overlay, and what its live entries do to retrieval.
+
+The file is one JSON object: `accepted`, `pending` and `rejected` lists (each sorted by proposalId) and
+`stats`. `contentHash` seals everything except itself, `stats` and each entry's `acceptedAt`, so two runs
+that decide the same things write the same hash. A missing file is no overlay; a corrupt or hash-mismatched
+one reads as no overlay too, and says so once per file and process. A read never rewrites the file: an
+accepted entry whose target moved (its content hash changed, or the entity or the relation's other endpoint
+is gone) is expired in what the read returns, and the next `docbridge enrich` moves it to rejected `expired`.
+
+Pure: nothing here runs an agent (retrieval imports this module).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.cache import artifact_dir, write_atomic
+from engine.hashing import canonical_hash
+
+OVERLAY_FILE = "overlay.json"
+OVERLAY_TYPE = "enrichment-overlay"
+SCHEMA_VERSION = 1
+EMPTY_OVERLAY_HASH = canonical_hash({"accepted": []})
+SIGNAL = {"strong": 1.0, "weak": 0.5}
+CANONICAL_SIGNAL = 0.8
+_warned: set[str] = set()
+
+
+def overlay_path(root: Path) -> Path:
+    return artifact_dir(root) / OVERLAY_FILE
+
+
+def _sealed_view(document: dict[str, Any]) -> dict[str, Any]:
+    view = {k: v for k, v in document.items() if k not in ("contentHash", "stats")}
+    view["accepted"] = [{k: v for k, v in e.items() if k != "acceptedAt"} for e in document.get("accepted", [])]
+    return view
+
+
+def seal(document: dict[str, Any]) -> str:
+    return canonical_hash(_sealed_view(document))
+
+
+@dataclass(slots=True)
+class Overlay:
+    accepted: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    snapshot_hash: str | None = None
+    content_hash: str | None = None
+
+    def document(self) -> dict[str, Any]:
+        def by_id(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return sorted(entries, key=lambda e: str(e.get("proposalId", "")))
+        doc: dict[str, Any] = {"type": OVERLAY_TYPE, "schemaVersion": SCHEMA_VERSION,
+                               "snapshotHash": self.snapshot_hash, "accepted": by_id(self.accepted),
+                               "pending": by_id(self.pending), "rejected": by_id(self.rejected),
+                               "stats": self.stats}
+        doc["contentHash"] = seal(doc)
+        return doc
+
+    def ids(self) -> set[str]:
+        return {str(e.get("proposalId")) for e in (*self.accepted, *self.pending, *self.rejected)}
+
+
+def warn_once(path: Path, reason: str) -> None:
+    key = f"{path}:{reason}"
+    if key in _warned:
+        return
+    _warned.add(key)
+    sys.stderr.write(f"docbridge: {path}: {reason}; no enrichment overlay is used until `docbridge enrich` "
+                     "writes a new one.\n")
+
+
+def read_overlay(root: Path, *, warn: bool = True) -> Overlay | None:
+    """The overlay on disk, or None when there is none or it cannot be trusted (said once)."""
+    path = overlay_path(root)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if warn:
+            warn_once(path, f"cannot be read ({exc.strerror or exc})")
+        return None
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        if warn:
+            warn_once(path, "is not valid JSON")
+        return None
+    if not isinstance(document, dict) or document.get("type") != OVERLAY_TYPE \
+            or document.get("schemaVersion") != SCHEMA_VERSION:
+        if warn:
+            warn_once(path, f"is not a version {SCHEMA_VERSION} enrichment overlay")
+        return None
+    lists = [document.get(k) for k in ("accepted", "pending", "rejected")]
+    if not all(isinstance(x, list) and all(isinstance(e, dict) for e in x) for x in lists):
+        if warn:
+            warn_once(path, "has malformed accepted, pending or rejected lists")
+        return None
+    if document.get("contentHash") != seal(document):
+        if warn:
+            warn_once(path, "does not match its contentHash (edited or truncated)")
+        return None
+    stats = document.get("stats")
+    return Overlay(lists[0], lists[1], lists[2], stats if isinstance(stats, dict) else {},  # type: ignore[arg-type]
+                   document.get("snapshotHash"), document["contentHash"])
+
+
+def write_overlay(root: Path, overlay: Overlay) -> dict[str, Any]:
+    document = overlay.document()
+    write_atomic(overlay_path(root), (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+                                      + "\n").encode("utf-8"))
+    overlay.content_hash = document["contentHash"]
+    return document
+
+
+def entity_hash(entity: Any) -> str:
+    """An entity's content hash: its file's, or the hash of its identity for entities without a file."""
+    if entity.content_hash:
+        return str(entity.content_hash)
+    return canonical_hash({"id": entity.id, "kind": entity.kind, "path": entity.path, "name": entity.title,
+                           "metadata": {}})
+
+
+def expired_reason(entry: dict[str, Any], entities: dict[str, Any]) -> str | None:
+    """Why an accepted entry no longer applies to the snapshot (None while it is live)."""
+    entity = entities.get(entry.get("entity"))
+    if entity is None:
+        return "entity-gone"
+    if entity_hash(entity) != entry.get("targetContentHash"):
+        return "target-changed"
+    if entry.get("kind") == "propose-relation":
+        payload = entry.get("payload", {})
+        for end in (payload.get("from"), payload.get("to")):
+            if end not in entities:
+                return "endpoint-gone"
+    return None
+
+
+def live_entries(overlay: Overlay | None, entities: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The accepted entries that still apply, and the ids of those that expired (the file is not touched)."""
+    if overlay is None:
+        return [], []
+    live, expired = [], []
+    for entry in overlay.accepted:
+        if expired_reason(entry, entities) is None:
+            live.append(entry)
+        else:
+            expired.append(str(entry.get("proposalId")))
+    return live, sorted(expired)
+
+
+def live_hash(live: list[dict[str, Any]]) -> str:
+    if not live:
+        return EMPTY_OVERLAY_HASH
+    return canonical_hash({"accepted": sorted(({"proposalId": e["proposalId"],
+                                                "targetContentHash": e["targetContentHash"]} for e in live),
+                                              key=lambda x: str(x["proposalId"]))})
+
+
+def enabled(config: Any) -> bool:
+    intelligence = getattr(config, "intelligence", None)
+    return bool(intelligence is not None and intelligence.registry.enabled)
+
+
+def overlay_source(root: Path, config: Any) -> str | None:
+    """What the projection's overlay input is (for the stored projection's freshness): None while the
+    registry is disabled, else the overlay file's seal ("none" without a usable overlay)."""
+    if not enabled(config):
+        return None
+    overlay = read_overlay(root, warn=False)
+    return overlay.content_hash if overlay is not None else "none"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "intent"
+
+
+def apply_overlay(root: Path, config: Any, entries: list[Any], entities: dict[str, Any],
+                  force: bool | None = None) -> str:
+    """Apply the live accepted entries to the projection's entries (in place); the overlay hash.
+
+    Aliases, summaries (only where none), intents (new entries, provenance `proposed`), the canonical
+    marker and rank hints (the entry's agent signal, summed and capped at 1), proposed relations (edges of
+    confidence `proposed`). Flags and area suggestions change nothing. Observed fields are only added to."""
+    if not (enabled(config) if force is None else force):
+        return EMPTY_OVERLAY_HASH
+    from engine.retrieval.project import Edge, Entry, _limit
+    live, _ = live_entries(read_overlay(root), entities)
+    if not live:
+        return EMPTY_OVERLAY_HASH
+    by_id = {e.id: e for e in entries}
+    signals: dict[str, float] = {}
+    new: list[Any] = []
+    for item in sorted(live, key=lambda e: str(e["proposalId"])):
+        kind, payload, target = item.get("kind"), item.get("payload", {}), by_id.get(item.get("entity"))
+        if target is None and kind != "propose-relation":
+            continue
+        if kind == "add-alias" and target is not None:
+            alias = str(payload["alias"])
+            if alias not in target.aliases:
+                target.aliases = (*target.aliases, alias)
+                target.fields["aliases"] = _limit(f"{target.fields['aliases']} {alias}".strip(), "aliases")
+        elif kind == "summarize" and target is not None and not target.summary:
+            target.summary = str(payload["summary"])
+            target.fields["summary"] = _limit(target.summary, "summary")
+        elif kind == "add-intent" and target is not None:
+            phrase = str(payload["phrase"])
+            new.append(Entry(
+                id=f"intent:proposed-{_slug(phrase)}-{str(item['proposalId'])[:8]}", kind="intent", path=target.path,
+                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=frozenset(),
+                tags=("intent", "proposed"), fields={"title": phrase, "headings": "", "symbols": "",
+                                                     "path": target.path, "aliases": "intent proposed",
+                                                     "summary": "", "body": target.path},
+                content_hash=str(item["targetContentHash"]), provenance="proposed", confidence="proposed",
+                edges=(Edge("documents", target.id, "out", "proposed"),)))
+        elif kind == "mark-canonical" and target is not None:
+            if "canonical" not in target.tags:
+                target.tags = (*target.tags, "canonical")
+            signals[target.id] = signals.get(target.id, 0.0) + CANONICAL_SIGNAL
+        elif kind == "rank-hint" and target is not None:
+            signals[target.id] = signals.get(target.id, 0.0) + SIGNAL.get(str(payload.get("relevance")), 0.0)
+        elif kind == "propose-relation":
+            source, other, relation = by_id.get(payload.get("from")), by_id.get(payload.get("to")), payload.get("kind")
+            if source is None or other is None or source is other:
+                continue
+            if not any(e.kind == relation and e.other == other.id for e in source.edges):
+                source.edges = tuple(sorted((*source.edges, Edge(relation, other.id, "out", "proposed")),
+                                            key=lambda e: (e.kind, e.other, e.direction)))
+                other.edges = tuple(sorted((*other.edges, Edge(relation, source.id, "in", "proposed")),
+                                           key=lambda e: (e.kind, e.other, e.direction)))
+                if relation == "covers" and source.id not in other.covered_by:
+                    other.covered_by = tuple(sorted((*other.covered_by, source.id)))
+    for entry_id, signal in signals.items():
+        by_id[entry_id].agent_signal = round(min(1.0, signal), 6)
+    entries.extend(new)
+    entries.sort(key=lambda e: e.id)
+    return live_hash(live)
