@@ -178,6 +178,10 @@ class IndexConfig(_Model):
     embed: EmbedConfig = EmbedConfig()
 
 
+class RenderConfig(_Model):
+    templates: dict[str, str] = Field(default_factory=dict)  # template name -> path relative to the root
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -189,6 +193,7 @@ class Config(_Model):
     retrieval: RetrievalConfig = RetrievalConfig()
     # outside the hash: the semantic index keeps its own record of what it was built with
     index: IndexConfig = Field(default_factory=IndexConfig, exclude=True)
+    render: RenderConfig = Field(default_factory=RenderConfig, exclude=True)  # outside the hash: read on render
 
     @property
     def ownership(self) -> tuple[OwnershipRecord, ...]:
