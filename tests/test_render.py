@@ -223,3 +223,108 @@ def test_existing_file_without_a_region_is_refused(acme: Path) -> None:
     result = docbridge("render", "area", "--root", str(acme), "--area", "src/util", "--output", str(doc))
     assert result.returncode == 2 and "has no generated region" in result.stderr
     assert doc.read_text(encoding="utf-8") == "# Plain\n"
+
+
+# ------------------------------------------------------------------------------------------ change digest
+
+
+def test_change_digest_needs_a_previous_snapshot(acme: Path) -> None:
+    result = docbridge("render", "change-digest", "--root", str(acme))
+    assert result.returncode == 2
+    assert "There is no previous snapshot to compare with: .docbridge/snapshot.json does not exist." in result.stderr
+    result = docbridge("render", "change-digest", "--root", str(acme), "--since", str(acme / "nope.json"))
+    assert result.returncode == 2 and "no such file" in result.stderr
+
+
+def test_change_digest_after_editing_a_module(acme: Path) -> None:
+    assert docbridge("scan", "--root", str(acme)).returncode == 0
+    unchanged = render("change-digest", "--root", str(acme))
+    assert "0 changed, 0 added, 0 removed of " in unchanged and "No document needs review." in unchanged
+    tax = acme / "src" / "billing" / "tax.ts"
+    tax.write_text(tax.read_text(encoding="utf-8") + "// reviewed\n", encoding="utf-8")
+    (acme / "src" / "billing" / "refunds.ts").write_text("export const REFUND_DAYS = 14;\n", encoding="utf-8")
+    (acme / "docs" / "deployment.md").unlink()
+    view = docbridge_json("render", "change-digest", "--root", str(acme), "--data")
+    assert view["changed"] == [{"id": "module:src/billing/tax.ts", "kind": "module", "path": "src/billing/tax.ts"}]
+    assert view["added"] == [{"id": "module:src/billing/refunds.ts", "kind": "module",
+                              "path": "src/billing/refunds.ts"}]
+    assert view["removed"] == [{"id": "document:docs/deployment.md", "kind": "document",
+                                "path": "docs/deployment.md"}]
+    # docs/billing.md and docs/for-agents/billing.md name `src/billing/tax.ts` and `calculateTax`; the
+    # Portuguese guide names `calculateTax` and (misspelt) `src/biling/tax.ts`
+    both = "mentions `src/billing/tax.ts`; mentions-symbol `src/billing/tax.ts`"
+    assert view["review"] == [{"path": "docs/billing.md", "reason": both},
+                              {"path": "docs/for-agents/billing.md", "reason": both},
+                              {"path": "docs/guias/faturamento.md", "reason": both}]
+    text = render("change-digest", "--root", str(acme))
+    previous = json.loads((acme / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))["content_hash"]
+    assert f"1 changed, 1 added, 1 removed of {view['total']} file-backed entities (previous revision " \
+           f"{previous[:16]}, current " in text
+    assert "- `docs/billing.md`: " + both in text
+    # rendering does not move the baseline
+    assert render("change-digest", "--root", str(acme)) == text
+    # a tampered snapshot is refused
+    snapshot = acme / ".docbridge" / "snapshot.json"
+    snapshot.write_text(snapshot.read_text(encoding="utf-8").replace("src/billing/tax.ts", "src/billing/tux.ts"),
+                        encoding="utf-8")
+    result = docbridge("render", "change-digest", "--root", str(acme))
+    assert result.returncode == 2 and "content hash does not match" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------ overlay review
+
+
+def test_overlay_review_without_an_overlay_renders_the_empty_state(acme: Path) -> None:
+    body = "# Overlay review\n\nNo enrichment overlay exists for this repository.\n"
+    assert render("overlay-review", "--root", str(acme)) == sealed(body, "overlay-review", None)
+    (acme / ".docbridge").mkdir(exist_ok=True)
+    (acme / ".docbridge" / "overlay.json").write_text('{"pending": []}', encoding="utf-8")
+    body = "# Overlay review\n\nNo proposal is pending review.\n"
+    assert render("overlay-review", "--root", str(acme)) == sealed(body, "overlay-review", None)
+
+
+def test_overlay_review_lists_pending_proposals_with_evidence_links(acme: Path) -> None:
+    (acme / ".docbridge").mkdir(exist_ok=True)
+    overlay = {
+        "accepted": [{"proposalId": "ignored", "kind": "summarize", "entity": "document:docs/api.md"}],
+        "pending": [
+            {"proposalId": "p-sum", "kind": "summarize", "entity": "document:docs/billing.md",
+             "confidence": 0.8, "evidence": [{"path": "docs/billing.md", "lineStart": 1, "lineEnd": 3}]},
+            {"proposalId": "p-alias", "kind": "add-alias", "entity": "module:src/billing/tax.ts",
+             "reason": "People call it  the VAT module.",
+             "evidence": [{"path": "docs/for-agents/billing.md", "lineStart": 7},
+                          {"path": "src/billing/tax.ts"}]},
+            {"proposalId": "p-alias-2", "kind": "add-alias", "entity": "area:src/api",
+             "evidence": [{"path": "docs/api.md", "lineStart": 4, "lineEnd": 4}]},
+        ]}
+    (acme / ".docbridge" / "overlay.json").write_text(json.dumps(overlay), encoding="utf-8")
+    body = (
+        "# Overlay review\n\n3 proposal(s) pending review in `.docbridge/overlay.json`.\n\n"
+        "## add-alias: `area:src/api`\n\n- Proposal: `p-alias-2`\n"
+        "- Evidence: [docs/api.md:4](docs/api.md#L4)\n\n"
+        "## add-alias: `module:src/billing/tax.ts`\n\n- Proposal: `p-alias`\n- Reason: People call it the VAT module.\n"
+        "- Evidence: [docs/for-agents/billing.md:7](docs/for-agents/billing.md#L7), "
+        "[src/billing/tax.ts](src/billing/tax.ts)\n\n"
+        "## summarize: `document:docs/billing.md`\n\n- Proposal: `p-sum`\n- Confidence: 0.8\n"
+        "- Evidence: [docs/billing.md:1-3](docs/billing.md#L1-L3)\n")
+    assert render("overlay-review", "--root", str(acme)) == sealed(body, "overlay-review", None)
+    out = acme / "review.md"
+    render("overlay-review", "--root", str(acme), "--output", str(out))
+    assert out.read_text(encoding="utf-8") == sealed(body, "overlay-review", None)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"pending": {"a": 1}}', ".docbridge/overlay.json: `pending` must be an array."),
+    ('{"pending": [{"kind": "summarize", "entity": "x"}]}',
+     ".docbridge/overlay.json: pending[0]: `proposalId` must be a non-empty string."),
+    ('{"pending": [{"proposalId": "p", "kind": "k", "entity": "e", "evidence": [{"lineStart": 2}]}]}',
+     "pending[0].evidence[0]: each evidence item must be an object with a `path` string."),
+    ("[1, 2", ".docbridge/overlay.json:1:6: invalid JSON"),
+])
+def test_overlay_review_rejects_a_malformed_overlay(acme: Path, content: str, message: str) -> None:
+    (acme / ".docbridge").mkdir(exist_ok=True)
+    (acme / ".docbridge" / "overlay.json").write_text(content, encoding="utf-8")
+    out = acme / "review.md"
+    result = docbridge("render", "overlay-review", "--root", str(acme), "--output", str(out))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not out.exists()
