@@ -328,3 +328,29 @@ def test_overlay_review_rejects_a_malformed_overlay(acme: Path, content: str, me
     result = docbridge("render", "overlay-review", "--root", str(acme), "--output", str(out))
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert not out.exists()
+
+
+# ------------------------------------------------------------------------------------------ the CI gate
+
+
+@pytest.mark.parametrize("fixture", ["acme", "monorepo"])
+def test_render_check_over_the_fixtures(fixture: str, tmp_path: Path) -> None:
+    """The CI gate: pages written to their default places are fresh (exit 0) until a planted change (exit 1)."""
+    root = copy_fixture(fixture, tmp_path)
+    for template in ("area", "ownership", "llms.txt"):  # llms.txt last: it lists the pages written before it
+        assert docbridge("render", template, "--root", str(root), "--check").returncode == 1  # missing
+        assert docbridge("render", template, "--root", str(root), "--output",
+                         str(root / {"area": "docs/areas", "ownership": "docs/ownership"}.get(template, template))
+                         ).returncode == 0
+    for template in ("area", "ownership", "llms.txt"):
+        result = docbridge("render", template, "--root", str(root), "--check")
+        assert result.returncode == 0, result.stdout + result.stderr
+    # a planted change: a new export in the first area's first module
+    pages = docbridge_json("render", "area", "--root", str(root), "--data")
+    module = root / pages[0]["modules"][0]["path"]
+    module.write_text(module.read_text(encoding="utf-8") + "\nexport const planted = 1;\n", encoding="utf-8")
+    result = docbridge("render", "area", "--root", str(root), "--check")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [f"docs/areas/{pages[0]['path']}: differs from a fresh rendering",
+                                          f"{len(pages) - 1} of {len(pages)} page(s) of area are up to date."]
+    assert docbridge("render", "llms.txt", "--root", str(root), "--check").returncode == 0
