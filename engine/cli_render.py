@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli import EXIT_FINDINGS, EXIT_OK, UsageError, _add_root, _console, _root, open_workspace
-
-DEFAULT_OUTPUT = {"llms.txt": "llms.txt", "area": "docs/areas", "ownership": "docs/ownership",
-                  "change-digest": "docs/change-digest.md", "overlay-review": "docs/overlay-review.md"}
+from engine.render import DEFAULT_OUTPUT, TEMPLATES
 
 
 def _fail(exc: Exception) -> UsageError:
@@ -27,7 +25,7 @@ def _fail(exc: Exception) -> UsageError:
 def cmd_render(args: argparse.Namespace) -> int:
     from engine.cache import write_atomic
     from engine.render.pages import MULTI_PAGE, plan, render_pages
-    from engine.render.templating import TEMPLATES, RenderError, builtin_source
+    from engine.render.templating import RenderError, builtin_source
     name = args.template
     if name not in TEMPLATES:
         raise UsageError(f"Unknown template {name!r}; the templates are {', '.join(TEMPLATES)}.")
@@ -64,7 +62,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         return EXIT_OK
     target = Path(output)
     target = target if target.is_absolute() else (Path.cwd() / target if args.output else root / target)
-    if single and target.is_dir():
+    if single and (target.is_dir() or (args.output is None and name in MULTI_PAGE)):
         target = target / pages[0].name
     try:
         planned = plan(pages, target, name, single)
@@ -105,7 +103,6 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def register(commands: Any) -> None:
-    from engine.render.templating import TEMPLATES
     render = commands.add_parser(
         "render", help="write documentation pages generated from the model (llms.txt, area, ownership, ...)",
         description="Render a template over the model: llms.txt (the document index for agents), area (one page "

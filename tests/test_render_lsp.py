@@ -64,3 +64,24 @@ async def test_stale_region_after_a_ts_edit_and_regenerate_clears_it(tmp_path: P
     doc.write_text(text, encoding="utf-8")
     check = docbridge("render", "area", "--root", str(root), "--area", "src/billing", "--output", str(doc), "--check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+async def test_render_command_writes_what_the_command_line_writes(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    async with session(root) as s:
+        payload = await s.command("docbridge.render", "area", {"area": "src/orders"})
+        assert payload["template"] == "area" and payload["source"] == "working tree"
+        assert [(p["path"], p["status"]) for p in payload["pages"]] == [("docs/areas/src-orders.md", "written")]
+        again = await s.command("docbridge.render", "ownership")
+        assert [p["path"] for p in again["pages"]] == [f"docs/ownership/{n}.md" for n in (
+            "acme-api", "acme-billing", "acme-orders", "acme-shipping")]
+        try:
+            await s.command("docbridge.render", "area", {"area": "src/nowhere"})
+        except Exception as exc:  # the JSON-RPC error carries the sentence
+            assert "There is no area 'src/nowhere'" in str(exc)
+        else:
+            raise AssertionError("an unknown area must be refused")
+    for args in (("area", "--area", "src/orders", "--output", "docs/areas/src-orders.md"),
+                 ("ownership", "--output", "docs/ownership")):
+        check = docbridge("render", *args[:1], "--root", str(root), *args[1:-1], str(root / args[-1]), "--check")
+        assert check.returncode == 0, check.stdout + check.stderr

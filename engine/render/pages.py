@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.findings import Finding
 from engine.hashing import canonical_hash, sha256_bytes
-from engine.render import views
+from engine.render import DEFAULT_OUTPUT, views
 from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
 from engine.state import ModelState
 
@@ -156,3 +156,24 @@ def plan(pages: list[Page], target: Path, name: str, single_file: bool) -> list[
         text = page.sealed.text if page.sealed.hash is None else merge(existing, page.sealed, name, page.key, shown)
         out.append(Planned(page, path, text, "unchanged" if text == existing else "differs"))
     return out
+
+
+
+def write_pages(state: ModelState, name: str, *, key: str | None = None, output: str | None = None,
+                since: str | None = None, overlay: str | None = None) -> dict[str, Any]:
+    """Render and write like `docbridge render NAME [--area|--record KEY] --output OUTPUT` (default locations
+    when no output is given, relative to the root): `{template, source, pages: [{path, hash, status}]}`."""
+    from engine.cache import write_atomic
+    pages, source = render_pages(state, name, key=key, since=since, overlay=overlay)
+    single = name not in MULTI_PAGE or key is not None
+    target = Path(output or DEFAULT_OUTPUT[name])
+    target = target if target.is_absolute() else state.root / target
+    if single and (target.is_dir() or (output is None and name in MULTI_PAGE)):
+        target = target / pages[0].name
+    planned = plan(pages, target, name, single)
+    for p in planned:
+        if p.status != "unchanged":
+            write_atomic(p.path, p.text.encode("utf-8"))
+    return {"template": name, "source": source, "pages": [
+        {"path": str(p.path.relative_to(state.root)) if p.path.is_relative_to(state.root) else str(p.path),
+         "hash": p.page.hash, "status": "unchanged" if p.status == "unchanged" else "written"} for p in planned]}

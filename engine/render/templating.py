@@ -27,8 +27,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
 from engine.hashing import region_hash
+from engine.render import TEMPLATES
 
-TEMPLATES = ("llms.txt", "area", "ownership", "change-digest", "overlay-review")
 OPEN = "\x00doc-bridge:region-open\x00"
 CLOSE = "\x00doc-bridge:region-close\x00"
 _ATTRIBUTE = re.compile(r"\b(template|key)=(\S+)")
