@@ -23,8 +23,7 @@ def _fail(exc: Exception) -> UsageError:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from engine.cache import write_atomic
-    from engine.render.pages import MULTI_PAGE, plan, render_pages
+    from engine.render.pages import MULTI_PAGE, plan, render_pages, write_file
     from engine.render.templating import RenderError, builtin_source
     name = args.template
     if name not in TEMPLATES:
@@ -88,7 +87,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS if differing else EXIT_OK
     for p in planned:
         if p.status != "unchanged":
-            write_atomic(p.path, p.text.encode("utf-8"))
+            write_file(p.path, p.text)
     if args.json:
         sys.stdout.write(json.dumps({"template": name, "source": source, "pages": [
             {"path": shown(p.path), "hash": p.page.hash, "status": "written" if p.status != "unchanged"
@@ -129,3 +128,35 @@ def register(commands: Any) -> None:
                              + ", ".join(f"{k} → {v}" for k, v in DEFAULT_OUTPUT.items()) + ")")
     render.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
     render.set_defaults(handler=cmd_render)
+    register_map(commands)
+
+
+def cmd_map(args: argparse.Namespace) -> int:
+    from engine.render.pages import write_file
+    if not args.html and not args.json:
+        raise UsageError("map needs --html (a self-contained page) or --json (its nodes and edges).")
+    root = _root(args.root)
+    workspace = open_workspace(root, progress=False, use_cache=not args.no_cache)
+    if args.json:
+        from engine.render.graphmap import map_data
+        sys.stdout.write(json.dumps(map_data(workspace.state), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    from engine.render.graphmap import map_html
+    target = Path(args.output).resolve() if args.output else root / ".docbridge" / "map.html"
+    write_file(target, map_html(workspace.state, target))
+    _console().print(f"wrote {target.relative_to(root) if target.is_relative_to(root) else target}", markup=False)
+    return EXIT_OK
+
+
+def register_map(commands: Any) -> None:
+    graph = commands.add_parser(
+        "map", help="draw areas, packages, imports and documentation coverage as one HTML page",
+        description="Write one self-contained HTML file (no network at view time): packages and areas as nodes, "
+                    "area imports and document coverage as edges, undocumented areas and import cycles "
+                    "highlighted, fuzzy or proposed relations dashed; each area links to its generated page.")
+    _add_root(graph)
+    graph.add_argument("--html", action="store_true", help="write the HTML page")
+    graph.add_argument("--json", action="store_true", help="print the nodes and edges as JSON instead")
+    graph.add_argument("--output", metavar="FILE", help="where to write the page (default .docbridge/map.html)")
+    graph.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
+    graph.set_defaults(handler=cmd_map)

@@ -159,11 +159,21 @@ def plan(pages: list[Page], target: Path, name: str, single_file: bool) -> list[
 
 
 
+def write_file(path: Path, text: str) -> None:
+    """Atomically, keeping an existing file's permissions (a new one is readable by everyone: rw-r--r--)."""
+    from engine.cache import write_atomic
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    write_atomic(path, text.encode("utf-8"))
+    path.chmod(mode)
+
+
 def write_pages(state: ModelState, name: str, *, key: str | None = None, output: str | None = None,
                 since: str | None = None, overlay: str | None = None) -> dict[str, Any]:
     """Render and write like `docbridge render NAME [--area|--record KEY] --output OUTPUT` (default locations
     when no output is given, relative to the root): `{template, source, pages: [{path, hash, status}]}`."""
-    from engine.cache import write_atomic
     pages, source = render_pages(state, name, key=key, since=since, overlay=overlay)
     single = name not in MULTI_PAGE or key is not None
     target = Path(output or DEFAULT_OUTPUT[name])
@@ -173,7 +183,7 @@ def write_pages(state: ModelState, name: str, *, key: str | None = None, output:
     planned = plan(pages, target, name, single)
     for p in planned:
         if p.status != "unchanged":
-            write_atomic(p.path, p.text.encode("utf-8"))
+            write_file(p.path, p.text)
     return {"template": name, "source": source, "pages": [
         {"path": str(p.path.relative_to(state.root)) if p.path.is_relative_to(state.root) else str(p.path),
          "hash": p.page.hash, "status": "unchanged" if p.status == "unchanged" else "written"} for p in planned]}
