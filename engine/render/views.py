@@ -64,6 +64,18 @@ _REASONS = {("covers", AREA): "covers area", ("covers", MODULE): "covers module"
 _REASON_ORDER = ("covers area", "covers module", "mentions area", "mentions module")
 
 
+def _documenting(state: ModelState) -> dict[str, list[tuple[str, str]]]:
+    """Entity id -> (document, relation kind) of every covers/mentions relation: read once per state."""
+    def build() -> dict[str, list[tuple[str, str]]]:
+        index: dict[str, list[tuple[str, str]]] = {}
+        for document, resolution in state.documents.items():
+            for relation in resolution.relations:
+                if relation.kind in ("covers", "mentions"):
+                    index.setdefault(relation.target, []).append((document, relation.kind))
+        return index
+    return state.view("render:documenting", build)  # type: ignore[no-any-return]
+
+
 def _documents_of(state: ModelState, paths: dict[str, str]) -> list[dict[str, Any]]:
     """Documents that cover or mention one of `paths` (entity id -> kind), the first reason winning (covers
     area, covers module, mentions area, mentions module), sorted by path."""
@@ -74,12 +86,10 @@ def _documents_of(state: ModelState, paths: dict[str, str]) -> list[dict[str, An
         if current is None or _REASON_ORDER.index(reason) < _REASON_ORDER.index(current):
             found[document] = reason
 
-    for document, resolution in state.documents.items():
-        for relation in resolution.relations:
-            kind = paths.get(relation.target)
-            reason = _REASONS.get((relation.kind, kind)) if kind else None
-            if reason is not None:
-                add(document, reason)
+    index = _documenting(state)
+    for target, kind in paths.items():
+        for document, relation_kind in index.get(target, ()):
+            add(document, _REASONS[(relation_kind, kind)])
     for record in state.config.ownership:  # an ownership record's agent document covers its unit
         doc = (record.agent_doc or "").removeprefix("./")
         target = state.entity_for_path(record.path)
@@ -93,21 +103,47 @@ def _documents_of(state: ModelState, paths: dict[str, str]) -> list[dict[str, An
     return out
 
 
-def _under(path: str | None, directory: str) -> bool:
-    return path is not None and (path == directory or path.startswith(directory + "/"))
+def _enclosing_areas(areas: Any, path: str | None) -> list[str]:
+    """Every area path that is `path` or one of its directories."""
+    if not path:
+        return []
+    parts = path.split("/")
+    return [prefix for prefix in ("/".join(parts[:n]) for n in range(1, len(parts) + 1)) if prefix in areas]
 
 
-def _open_findings(findings: Iterable[Finding], ids: set[str], directory: str) -> list[dict[str, Any]]:
+def _findings_by_area(state: ModelState, findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """Area path -> the findings touching it (its entity or one of its modules, a path or evidence under it),
+    built once per state (the findings listed are a function of the state)."""
+    def build() -> dict[str, list[Finding]]:
+        layout = state.universe.layout
+        assert layout is not None
+        areas = layout.areas
+        index: dict[str, list[Finding]] = {}
+        for finding in findings:
+            if finding.code in GENERATED_CODES:
+                continue
+            touched: set[str] = set()
+            if finding.entity:
+                kind, value = split_id(finding.entity)
+                if kind == AREA and value in areas:
+                    touched.add(value)
+                elif kind == MODULE and value in layout.module_area:
+                    touched.add(layout.module_area[value])
+            for path in [finding.path, *(e.path for e in finding.evidence)]:
+                touched.update(_enclosing_areas(areas, path))
+            for area in touched:
+                index.setdefault(area, []).append(finding)
+        return index
+    return state.view("render:findings-by-area", build)  # type: ignore[no-any-return]
+
+
+def _open_findings(state: ModelState, findings: Iterable[Finding], directory: str) -> list[dict[str, Any]]:
     out = []
-    for finding in findings:
-        if finding.code in GENERATED_CODES:
-            continue
-        if finding.entity in ids or _under(finding.path, directory) or any(
-                _under(e.path, directory) for e in finding.evidence):
-            line = finding.range.start.line + 1 if finding.range is not None else None
-            location = (f"{finding.path}:{line}" if line is not None else finding.path) if finding.path else None
-            out.append({"code": finding.code, "severity": finding.severity, "message": finding.message,
-                        "path": finding.path, "line": line, "location": location})
+    for finding in _findings_by_area(state, findings).get(directory, ()):
+        line = finding.range.start.line + 1 if finding.range is not None else None
+        location = (f"{finding.path}:{line}" if line is not None else finding.path) if finding.path else None
+        out.append({"code": finding.code, "severity": finding.severity, "message": finding.message,
+                    "path": finding.path, "line": line, "location": location})
     out.sort(key=lambda f: (f["path"] or "", f["line"] or 0, f["code"], f["message"]))
     return out
 
@@ -116,10 +152,46 @@ def _unit(kind: str, eid: str, path: str, package_id: str | None) -> SimpleNames
     return SimpleNamespace(kind=kind, id=eid, path=path, package_id=package_id, area_id=eid if kind == AREA else None)
 
 
+def _area_imports(state: ModelState) -> dict[str, dict[tuple[str, str], list[str]]]:
+    """Area id -> (other area id, "imports" | "imported-by") -> proofs, read once per state; the same counts
+    the handoff's related units give for an area."""
+    def build() -> dict[str, dict[tuple[str, str], list[str]]]:
+        layout = state.universe.layout
+        assert layout is not None
+        index: dict[str, dict[tuple[str, str], list[str]]] = {}
+        for module_path, resolution in sorted(state.modules.items()):
+            source_area = layout.module_area.get(module_path)
+            for relation in resolution.relations:
+                kind, target_path = split_id(relation.target)
+                if kind != MODULE:
+                    continue
+                target_area = layout.module_area.get(target_path)
+                if source_area is None or target_area is None or source_area == target_area:
+                    continue
+                first = relation.evidence[0] if relation.evidence else None
+                proof = f"{module_path}:{first.line + 1} → {target_path}" if first else f"{module_path} → {target_path}"
+                source, target = f"{AREA}:{source_area}", f"{AREA}:{target_area}"
+                index.setdefault(source, {}).setdefault((target, "imports"), []).append(proof)
+                index.setdefault(target, {}).setdefault((source, "imported-by"), []).append(proof)
+        return index
+    return state.view("render:area-imports", build)  # type: ignore[no-any-return]
+
+
 def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
+    from engine.handoff import MAX_RELATED
     from engine.handoff import _related as related
-    return [{"id": r["id"], "path": r["path"], "direction": r["direction"], "strength": r["strength"],
-             "evidence": list(r["evidence"])} for r in related(state, unit)]  # type: ignore[arg-type]
+    if unit.kind != AREA:
+        return [{"id": r["id"], "path": r["path"], "direction": r["direction"], "strength": r["strength"],
+                 "evidence": list(r["evidence"])} for r in related(state, unit)]  # type: ignore[arg-type]
+    counts = _area_imports(state).get(unit.id, {})
+    out = []
+    for direction in ("imports", "imported-by"):
+        ranked = sorted(((other, proofs) for (other, d), proofs in counts.items() if d == direction),
+                        key=lambda item: (-len(item[1]), item[0]))
+        for other, proofs in ranked[:MAX_RELATED]:
+            out.append({"id": other, "path": split_id(other)[1], "direction": direction, "strength": len(proofs),
+                        "evidence": sorted(proofs)[:3]})
+    return out
 
 
 def _checks(state: ModelState, unit: SimpleNamespace, record: Any) -> list[str]:
@@ -159,7 +231,7 @@ def area_view(state: ModelState, path: str, findings: Iterable[Finding]) -> dict
         "documents": _documents_of(state, targets),
         "related": _related(state, unit),
         "checks": _checks(state, unit, record),
-        "findings": _open_findings(findings, set(targets), area.path),
+        "findings": _open_findings(state, findings, area.path),
     }
 
 
