@@ -733,10 +733,16 @@ def _register_enrich(commands: Any) -> None:
     register(commands)
 
 
+def _register_render(commands: Any) -> None:
+    """`render` and `map --html` (engine.cli_render)."""
+    from engine.cli_render import register
+    register(commands)
+
+
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
                                                  _register_lsp, _register_bench, _register_mcp, _register_index,
                                                  _register_list, _register_ask, _register_semantic,
-                                                 _register_enrich]
+                                                 _register_enrich, _register_render]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

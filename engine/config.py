@@ -213,6 +213,10 @@ class IntelligenceConfig(_Model):
     registry: RegistryConfig = RegistryConfig()
 
 
+class RenderConfig(_Model):
+    templates: dict[str, str] = Field(default_factory=dict)  # template name -> path relative to the root
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -226,6 +230,7 @@ class Config(_Model):
     index: IndexConfig = Field(default_factory=IndexConfig, exclude=True)
     # outside the hash: the enrichment overlay's effect is recorded as the projection's overlay hash
     intelligence: IntelligenceConfig = Field(default_factory=IntelligenceConfig, exclude=True)
+    render: RenderConfig = Field(default_factory=RenderConfig, exclude=True)  # outside the hash: read on render
 
     @property
     def ownership(self) -> tuple[OwnershipRecord, ...]:

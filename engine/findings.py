@@ -65,6 +65,10 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
          help="The lines between `<!-- doc-bridge:generated hash=H -->` and `<!-- /doc-bridge:generated -->` no "
               "longer hash to H (SHA-256 of the lines, first 16 hex digits). Regenerate the region, or re-seal "
               "it when the edit is intended."),
+    Rule(code="GENERATED_REGION_STALE", severity="warning", title="Generated region is out of date",
+         help="A region written by `docbridge render` (its marker names the template and page) still hashes to "
+              "its marker, but rendering that template over the current model gives different content: the code "
+              "or documentation it describes changed. Regenerate it."),
 ]}
 
 

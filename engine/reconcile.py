@@ -322,6 +322,8 @@ class FindingsIndex:
     repository_key: Any = None
     imports: tuple[Any, Any] | None = None  # (key, import structure) the repository findings last read
     by_path: Map[str | None, tuple[Finding, ...]] = EMPTY
+    generated: tuple[Finding, ...] = ()  # GENERATED_REGION_STALE (engine.render.freshness)
+    regioned: frozenset[str] = frozenset()  # documents with sealed generated regions
     base: Any = None  # a weak reference to the index this one was derived from
     touched: frozenset[str | None] = frozenset()  # files whose findings were recomputed since that one
 
@@ -358,10 +360,13 @@ class FindingsIndex:
             touched |= {f.path for f in repository} | {f.path for f in fresh}
             repository, repository_key, imports = fresh, key, (memo.get("key"), memo.get("value"))
         documents_done = documents.finish()
+        regioned, generated = _generated(ws, previous, candidates, documents_done, repository)
+        if generated != previous.generated:
+            touched |= {f.path for f in previous.generated} | {f.path for f in generated}
         by_path = previous.by_path.mutate()
         if touched:
             repository_by_path: dict[str | None, list[Finding]] = defaultdict(list)
-            for finding in repository:
+            for finding in (*repository, *generated):
                 repository_by_path[finding.path].append(finding)
             for path in touched:
                 own = documents_done[path][1] if path is not None and path in documents_done else ()
@@ -371,8 +376,13 @@ class FindingsIndex:
                 else:
                     by_path.pop(path, None)
         base = weakref.ref(previous) if seed is not None else None
-        return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish(), base,
-                             frozenset(touched))
+        return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish(), generated,
+                             regioned, base, frozenset(touched))
+
+    def base_findings(self) -> list[Finding]:
+        """Every finding but the stale-region ones (what they are computed from)."""
+        return [f for _resolution, found, _ambiguous in self.documents.values() for f in found] + \
+            list(self.repository)
 
     def all(self) -> list[Finding]:
         return [finding for path in sorted(self.by_path.keys(), key=lambda p: p or "")
@@ -389,6 +399,23 @@ class FindingsIndex:
         else:
             paths = set(self.by_path.keys()) | set(other.by_path.keys())
         return {p for p in paths if self.by_path.get(p) is not other.by_path.get(p)}
+
+
+def _generated(ws: ModelState, previous: FindingsIndex, candidates: set[str], documents: Any,
+               repository: tuple[Finding, ...]) -> tuple[frozenset[str], tuple[Finding, ...]]:
+    """Documents with sealed generated regions, and the stale-region findings of those that name a template.
+    Rendered again after every change while such documents exist (a page reads the whole model)."""
+    from engine.render.freshness import has_template_regions, stale_findings
+    regioned = set(previous.regioned)
+    for path in candidates:
+        if has_template_regions(ws, path):
+            regioned.add(path)
+        else:
+            regioned.discard(path)
+    if not regioned:
+        return frozenset(), ()
+    base = [f for _resolution, found, _ambiguous in documents.values() for f in found] + list(repository)
+    return frozenset(regioned), tuple(stale_findings(ws, regioned, apply_config(ws, base)))
 
 
 @functools.lru_cache(maxsize=8)

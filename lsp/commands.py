@@ -1,5 +1,5 @@
-"""Workspace commands (`docbridge.search`, `.explain`, `.handoff`, `.lookup`, `.documents`, `.reindex`) and
-workspace symbols, backed by the engine's retrieval ranking and handoffs.
+"""Workspace commands (`docbridge.search`, `.explain`, `.handoff`, `.lookup`, `.documents`, `.reindex`,
+`.render`) and workspace symbols, backed by the engine's retrieval ranking, handoffs and templates.
 
 The search index of a model state is built in a worker thread on first use (memoised on that state, shared by
 concurrent callers); other requests are answered meanwhile, and edits go on making newer states. A command
@@ -257,6 +257,32 @@ def register(server: DocBridgeServer) -> None:
             write_atomic(target, markdown.encode("utf-8"))
             await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))
         return {"handoff": payload, "markdown": markdown}
+
+    @server.command("docbridge.render")
+    @clear_errors
+    async def render(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
+        """`[template, {"area"?, "record"?, "output"?, "folder"?, "show"?}]` -> `{template, source, pages}`: what
+        `docbridge render TEMPLATE --output ...` writes, rendered from the editor's model (open buffers)."""
+        from engine.render.pages import write_pages
+        from engine.render.templating import RenderError
+        template, options = arguments("docbridge.render", args, ("template", str, ...), ("options", dict, None))
+        options = options or {}
+        folders = [f for f in ls.folders if not f.refused]
+        if isinstance(options.get("folder"), str):
+            folders = [f for f in folders if f.root.as_uri() == options["folder"].rstrip("/")] or folders[:0]
+        state = await _current(ls, folders[0]) if folders else None
+        if state is None:
+            raise ValueError("docbridge.render: no workspace folder is ready")
+        key = options.get("area") or options.get("record")
+        try:
+            payload = await asyncio.to_thread(write_pages, state, template, key=key if isinstance(key, str) else None,
+                                              output=options.get("output"))
+        except RenderError as exc:
+            raise ValueError(str(exc)) from None
+        if options.get("show") and payload["pages"]:
+            await ls.window_show_document_async(T.ShowDocumentParams(
+                uri=path_to_uri(state.root / payload["pages"][0]["path"]), take_focus=True))
+        return payload
 
     @server.command("docbridge.lookup")
     @clear_errors

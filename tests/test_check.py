@@ -11,7 +11,9 @@ from conftest import FIXTURES, REPO, docbridge, docbridge_json, make_repo
 
 from engine.findings import LIVE_ONLY_CODES, RULES, CheckReport
 
-ALL_CODES = set(RULES) - LIVE_ONLY_CODES  # every code a check of the fixtures reports
+# every code a check of the fixtures reports (a stale generated region needs a code change after rendering:
+# tests/test_render.py plants one)
+ALL_CODES = set(RULES) - LIVE_ONLY_CODES - {"GENERATED_REGION_STALE"}
 
 
 def _line_of(path: Path, needle: str) -> int:

@@ -93,14 +93,45 @@ def _fixes(state: ModelState, path: str, lines: list[str], index: int, diagnosti
                        preferred=first and n == 0) for n, candidate in enumerate(candidates)]
     if code == "SYMBOL_RENAMED" and reference is not None and reference.status == ReferenceStatus.RENAMED:
         return _renamed_fixes(state, path, lines, index, reference, first)
+    if code == "GENERATED_REGION_STALE":
+        regenerate = regenerate_region(state, path, lines, data.get("start_line"), data.get("end_line"))
+        return [Action("Regenerate this region", QUICKFIX, regenerate, fixes=index, preferred=first)] \
+            if regenerate is not None else []
     if code == "GENERATED_REGION_EDITED":
+        out = []
         line, computed = data.get("start_line"), data.get("computed_hash")
         if isinstance(line, int) and 0 <= line < len(lines) and isinstance(computed, str) and computed:
             match = _HASH.search(lines[line])
             if match is not None:
-                return [Action("Re-seal the generated region (keep the hand edit)", QUICKFIX,
-                               _edit(path, Span(line, match.start(1), line, match.end(1)), computed), fixes=index)]
+                out.append(Action("Re-seal the generated region (keep the hand edit)", QUICKFIX,
+                                  _edit(path, Span(line, match.start(1), line, match.end(1)), computed), fixes=index))
+        regenerate = regenerate_region(state, path, lines, line, data.get("end_line"))
+        if regenerate is not None:
+            out.append(Action("Regenerate this region (discard the hand edit)", QUICKFIX, regenerate, fixes=index))
+        return out
     return []
+
+
+def regenerate_region(state: ModelState, path: str, lines: list[str], start: Any, end: Any) -> WorkspaceEdit | None:
+    """The edit that replaces a generated region (marker lines `start`..`end`) with what `docbridge render`
+    writes there now: the template and page its marker names, rendered over this state. None when the marker
+    names no model template or the template cannot be rendered."""
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end < len(lines)):
+        return None
+    from engine.reconcile import apply_config
+    from engine.render.pages import MODEL_TEMPLATES, render_region
+    from engine.render.templating import RenderError, marker_attributes, region_lines
+    attributes = marker_attributes(lines[start])
+    template, key = attributes.get("template"), attributes.get("key")
+    if template not in MODEL_TEMPLATES:
+        return None
+    try:
+        sealed = render_region(state, template, key, apply_config(state, state.findings_index().base_findings()))
+    except RenderError:
+        return None
+    newline = "\r\n" if lines[start].endswith("\r") else "\n"
+    last = lines[end].rstrip("\r")
+    return _edit(path, Span(start, 0, end, len(last)), newline.join(region_lines(sealed, template, key)))
 
 
 def _edit(path: str, span: Span, text: str) -> WorkspaceEdit:

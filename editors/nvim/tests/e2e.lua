@@ -137,7 +137,7 @@ local function run()
       table.insert(attached, { client = client.id, bufnr = bufnr })
     end,
   })
-  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename" }) do
+  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename", "DocBridgeRender" }) do
     check("command :" .. command .. " exists", vim.fn.exists(":" .. command) == 2)
   end
 
@@ -401,6 +401,22 @@ local function run()
   timing("reindex")
   check("DocBridgeReindex notifies 'Doc Bridge reindexed N files in S s'", reindexed,
     (report.notifications[#report.notifications] or {}).message)
+
+  -- 8b. :DocBridgeRender writes one area page -------------------------------------------------------------
+  before = #report.notifications
+  vim.cmd("DocBridgeRender area src/billing")
+  local rendered = vim.wait(timeout, function()
+    for i = before + 1, #report.notifications do
+      if report.notifications[i].message == "Doc Bridge rendered area: 1 page written, 0 unchanged" then
+        return true
+      end
+    end
+    return false
+  end, 20)
+  check("DocBridgeRender notifies 'Doc Bridge rendered area: 1 page written, 0 unchanged'", rendered,
+    (report.notifications[#report.notifications] or {}).message)
+  check("DocBridgeRender wrote docs/areas/src-billing.md",
+    vim.fn.filereadable(root .. "/docs/areas/src-billing.md") == 1)
 end
 
 local function rename()

@@ -26,6 +26,7 @@ import {
   executeCommandParams,
   FolderRef,
   formatReindex,
+  formatRender,
   formatStatus,
   handoffArguments,
   handoffDocumentPath,
@@ -33,6 +34,7 @@ import {
   noResultsItem,
   parseSearchResponse,
   parseStatus,
+  renderArguments,
   resultTarget,
   searchArguments,
   SearchPickItem,
@@ -40,7 +42,15 @@ import {
   toQuickPickItem,
   workspaceRelativePath,
 } from './format';
-import { CONFIGURATION_SECTION, DEFAULT_SERVER_COMMAND, SEARCH_LIMIT, SearchResult, SERVER_COMMANDS, STATUS_NOTIFICATION } from './protocol';
+import {
+  CONFIGURATION_SECTION,
+  DEFAULT_SERVER_COMMAND,
+  RENDER_TEMPLATES,
+  SEARCH_LIMIT,
+  SearchResult,
+  SERVER_COMMANDS,
+  STATUS_NOTIFICATION,
+} from './protocol';
 import {
   crashedMessage,
   findServerExecutable,
@@ -679,6 +689,40 @@ class DocBridge implements vscode.Disposable {
     }
   }
 
+  /** Pick a template (and, for area or ownership, optionally one page), then write the pages the server renders. */
+  async render(): Promise<void> {
+    const client = await this.runningClient();
+    if (client === undefined) {
+      return;
+    }
+    const template = await vscode.window.showQuickPick([...RENDER_TEMPLATES], {
+      title: 'Doc Bridge: Render Documentation',
+      placeHolder: 'Template to render',
+    });
+    if (template === undefined) {
+      return;
+    }
+    let key: string | undefined;
+    if (template === 'area' || template === 'ownership') {
+      key = await vscode.window.showInputBox({
+        title: `Doc Bridge: Render ${template}`,
+        prompt: template === 'area' ? 'Area path (empty: every area)' : 'Ownership record id (empty: every record)',
+      });
+      if (key === undefined) {
+        return;
+      }
+    }
+    try {
+      const response = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Doc Bridge: rendering ${template}…` },
+        () => this.execute(client, SERVER_COMMANDS.render, renderArguments(template, key)),
+      );
+      void vscode.window.showInformationMessage(formatRender(response));
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Doc Bridge: render failed: ${errorMessage(error)}`);
+    }
+  }
+
   async dispose(): Promise<void> {
     await this.lifecycle;
     await this.doStop();
@@ -695,6 +739,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('docbridge.showHandoff', (arg?: unknown) => docBridge.showHandoff(arg)),
     vscode.commands.registerCommand('docbridge.reindexWorkspace', () => docBridge.reindex()),
     vscode.commands.registerCommand('docbridge.showOutput', () => docBridge.showOutput()),
+    vscode.commands.registerCommand('docbridge.renderDocumentation', () => docBridge.render()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('docbridge.server')) {
         void docBridge.restart();

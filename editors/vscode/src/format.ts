@@ -303,6 +303,25 @@ export function formatReindex(value: unknown): string {
   return `Doc Bridge reindexed ${plural(files, 'file')} in ${Number(shown)} s`;
 }
 
+/** Arguments of `docbridge.render`: `[template]`, plus `{area}` / `{record}` when one page is asked for. */
+export function renderArguments(template: string, key?: string): unknown[] {
+  const page = key?.trim();
+  if (!page) {
+    return [template];
+  }
+  return [template, template === 'ownership' ? { record: page } : { area: page.replace(/\/+$/, '') }];
+}
+
+/** The message for a `docbridge.render` response: how many pages were written and how many were unchanged. */
+export function formatRender(value: unknown): string {
+  const response = isObject(value) ? value : {};
+  const template = typeof response.template === 'string' ? response.template : 'template';
+  const pages = Array.isArray(response.pages) ? response.pages.filter(isObject) : [];
+  const written = pages.filter((page) => page.status === 'written').length;
+  const first = pages.length === 1 && typeof pages[0].path === 'string' ? ` (${pages[0].path})` : '';
+  return `Doc Bridge rendered ${template}: ${plural(written, 'page')} written, ${pages.length - written} unchanged${first}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Handoff
 

@@ -9,7 +9,11 @@ export const SERVER_COMMANDS = {
   lookup: 'docbridge.lookup',
   explain: 'docbridge.explain',
   reindex: 'docbridge.reindex',
+  render: 'docbridge.render',
 } as const;
+
+/** Templates `docbridge.render` knows (`docbridge render TEMPLATE`), in the order the palette offers them. */
+export const RENDER_TEMPLATES = ['area', 'ownership', 'llms.txt', 'change-digest', 'overlay-review'] as const;
 
 /** Server → client notification carrying the scan state and the number of findings. */
 export const STATUS_NOTIFICATION = 'docbridge/status';

@@ -502,6 +502,41 @@ function M.reindex()
   end)
 end
 
+-- ------------------------------------------------------------------------------------------ render
+
+M.render_templates = { "area", "ownership", "llms.txt", "change-digest", "overlay-review" }
+
+--- Write generated documentation (`docbridge.render`): `template` (default "area") and, for area or
+--- ownership, one area path or record id (default: every page). Reports
+--- "Doc Bridge rendered T: N pages written, M unchanged".
+function M.render(template, key)
+  template = vim.trim(template or "")
+  if template == "" then
+    template = "area"
+  end
+  local arguments = { template }
+  key = vim.trim(key or ""):gsub("/+$", "")
+  if key ~= "" then
+    arguments[2] = template == "ownership" and { record = key } or { area = key }
+  end
+  M.execute("docbridge.render", arguments, function(err, result)
+    if err then
+      notify("render failed: " .. error_message(err), vim.log.levels.ERROR)
+      return
+    end
+    result = type(result) == "table" and result or {}
+    local pages = type(result.pages) == "table" and result.pages or {}
+    local written = 0
+    for _, page in ipairs(pages) do
+      if type(page) == "table" and page.status == "written" then
+        written = written + 1
+      end
+    end
+    vim.notify(string.format("Doc Bridge rendered %s: %d page%s written, %d unchanged", tostring(result.template or
+      template), written, written == 1 and "" or "s", #pages - written), vim.log.levels.INFO)
+  end)
+end
+
 -- ------------------------------------------------------------------------------------------ rename
 
 --- Move the current buffer's file (or `old`) to `new` and keep every reference to it right: the server's
@@ -568,6 +603,20 @@ local function create_commands()
   api.nvim_create_user_command("DocBridgeReindex", function()
     M.reindex()
   end, { nargs = 0, desc = "Doc Bridge: rescan the workspace" })
+  api.nvim_create_user_command("DocBridgeRender", function(args)
+    M.render(args.fargs[1], args.fargs[2])
+  end, {
+    nargs = "*",
+    complete = function(lead, line)
+      if #vim.split(line, "%s+", { trimempty = true }) > (lead == "" and 1 or 2) then
+        return {}
+      end
+      return vim.tbl_filter(function(name)
+        return vim.startswith(name, lead)
+      end, M.render_templates)
+    end,
+    desc = "Doc Bridge: write generated documentation (template, optional area or record)",
+  })
   api.nvim_create_user_command("DocBridgeRename", function(args)
     M.rename_file(args.args)
   end, { nargs = 1, complete = "file", desc = "Doc Bridge: move this file and update every link to it" })

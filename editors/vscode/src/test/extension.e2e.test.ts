@@ -15,8 +15,14 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BUNDLE = path.join(ROOT, 'out', 'extension.js');
 const MANIFEST = path.join(ROOT, 'package.json');
 const FAKE_SERVER = path.join(__dirname, 'fakeServer.js');
-const OUR_COMMANDS = ['docbridge.reindexWorkspace', 'docbridge.searchWorkspace', 'docbridge.showHandoff', 'docbridge.showOutput'];
-const SERVER_COMMANDS = ['docbridge.explain', 'docbridge.handoff', 'docbridge.lookup', 'docbridge.reindex', 'docbridge.search'];
+const OUR_COMMANDS = [
+  'docbridge.reindexWorkspace',
+  'docbridge.renderDocumentation',
+  'docbridge.searchWorkspace',
+  'docbridge.showHandoff',
+  'docbridge.showOutput',
+];
+const SERVER_COMMANDS = ['docbridge.explain', 'docbridge.handoff', 'docbridge.lookup', 'docbridge.reindex', 'docbridge.render', 'docbridge.search'];
 
 interface Extension {
   activate(context: unknown): void;
@@ -87,7 +93,7 @@ describe('when the server command is missing', () => {
     assert.match(fake.output.join(''), /command not found: docbridge-lsp-missing-e2e/);
   });
 
-  test('only the four palette commands are registered', () => {
+  test('only the palette commands are registered', () => {
     assert.deepEqual([...fake.commands.keys()].sort(), OUR_COMMANDS);
   });
 
@@ -290,6 +296,25 @@ describe('with a running server', () => {
     const pushed = received('workspace/didChangeConfiguration');
     assert.ok(pushed.length >= 1);
     assert.equal(pushed[0].params.settings.docbridge.codeLens.enabled, true);
+  });
+
+  test('Render Documentation asks for a template and an area, then reports the pages written', async () => {
+    fake.prompts.push('area', 'src/billing');
+    await fake.run('docbridge.renderDocumentation');
+    assert.deepEqual(received('workspace/executeCommand').pop().params, {
+      command: 'docbridge.render',
+      arguments: ['area', { area: 'src/billing' }],
+    });
+    assert.deepEqual(fake.messages.pop(), {
+      severity: 'info',
+      message: 'Doc Bridge rendered area: 1 page written, 0 unchanged (docs/areas/src-billing.md)',
+      items: [],
+    });
+    fake.prompts.push('area', 'src/nowhere');
+    await fake.run('docbridge.renderDocumentation');
+    const failed = fake.messages.pop();
+    assert.equal(failed?.severity, 'error');
+    assert.match(String(failed?.message), /^Doc Bridge: render failed: .*There is no area 'src\/nowhere'/);
   });
 
   test('Reindex reports files and seconds', async () => {

@@ -54,6 +54,13 @@ function executeCommand(id: number, command: string, args: unknown[]): void {
     case 'docbridge.reindex':
       send({ id, result: { files: 3, seconds: 0.5 } });
       return;
+    case 'docbridge.render':
+      if ((args[1] as { area?: string } | undefined)?.area === 'src/nowhere') {
+        send({ id, error: { code: -32602, message: "There is no area 'src/nowhere'." } });
+      } else {
+        send({ id, result: { template: args[0], source: 'working tree', pages: [{ path: 'docs/areas/src-billing.md', hash: 'h', status: 'written' }] } });
+      }
+      return;
     default:
       send({ id, error: { code: -32601, message: `unknown command ${command}` } });
   }
@@ -71,7 +78,7 @@ function handle(message: any): void {
         result: {
           capabilities: {
             executeCommandProvider: {
-              commands: ['docbridge.search', 'docbridge.handoff', 'docbridge.lookup', 'docbridge.explain', 'docbridge.reindex'],
+              commands: ['docbridge.search', 'docbridge.handoff', 'docbridge.lookup', 'docbridge.explain', 'docbridge.reindex', 'docbridge.render'],
             },
           },
           serverInfo: { name: 'fake-docbridge', version: '0' },

@@ -193,6 +193,8 @@ export interface FakeVscode {
   shownDocuments: Array<{ uri: string; selection?: Range; languageId?: string }>;
   /** What the next error/warning/info message "clicks". */
   answer: (message: Message) => string | undefined;
+  /** What the next showQuickPick / showInputBox calls return, in order (then undefined: dismissed). */
+  prompts: Array<string | undefined>;
   /** Changes settings and fires onDidChangeConfiguration. */
   configure(changes: Record<string, unknown>): void;
   run(command: string, ...args: unknown[]): Promise<unknown>;
@@ -219,6 +221,7 @@ export function createFakeVscode(manifestPath: string, overrides: Record<string,
     api: undefined,
     settings,
     messages: [],
+    prompts: [],
     commands: new Map(),
     executed: [],
     statusItems: [],
@@ -341,8 +344,8 @@ export function createFakeVscode(manifestPath: string, overrides: Record<string,
       fake.quickPicks.push(pick);
       return pick;
     },
-    showQuickPick: async () => undefined,
-    showInputBox: async () => undefined,
+    showQuickPick: async () => fake.prompts.shift(),
+    showInputBox: async () => fake.prompts.shift(),
     showTextDocument: async (target: any, options?: { selection?: Range }) => {
       const uri = target instanceof Uri ? target : target.uri;
       fake.shownDocuments.push({ uri: uri.toString(), selection: options?.selection, languageId: target.languageId });

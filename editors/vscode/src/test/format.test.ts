@@ -6,6 +6,7 @@ import {
   executeCommandParams,
   folderForUri,
   formatReindex,
+  formatRender,
   formatStatus,
   handoffArguments,
   handoffDocumentPath,
@@ -15,6 +16,7 @@ import {
   oneLine,
   parseSearchResponse,
   parseStatus,
+  renderArguments,
   renderHandoffFallback,
   resultTarget,
   searchArguments,
@@ -179,6 +181,27 @@ describe('formatReindex', () => {
   test('a malformed response still gives a sentence', () => {
     assert.equal(formatReindex(null), 'Doc Bridge reindexed 0 files in 0 s');
     assert.equal(formatReindex({ files: 'many' }), 'Doc Bridge reindexed 0 files in 0 s');
+  });
+});
+
+describe('render', () => {
+  test('arguments: the template, and one page when asked for', () => {
+    assert.deepEqual(renderArguments('llms.txt'), ['llms.txt']);
+    assert.deepEqual(renderArguments('area', '  '), ['area']);
+    assert.deepEqual(renderArguments('area', 'src/billing/'), ['area', { area: 'src/billing' }]);
+    assert.deepEqual(renderArguments('ownership', 'acme-billing'), ['ownership', { record: 'acme-billing' }]);
+  });
+  test('the message counts written and unchanged pages', () => {
+    const pages = [
+      { path: 'docs/areas/src-api.md', hash: 'a', status: 'written' },
+      { path: 'docs/areas/src-auth.md', hash: 'b', status: 'unchanged' },
+    ];
+    assert.equal(formatRender({ template: 'area', pages }), 'Doc Bridge rendered area: 1 page written, 1 unchanged');
+    assert.equal(
+      formatRender({ template: 'area', pages: pages.slice(0, 1) }),
+      'Doc Bridge rendered area: 1 page written, 0 unchanged (docs/areas/src-api.md)',
+    );
+    assert.equal(formatRender(null), 'Doc Bridge rendered template: 0 pages written, 0 unchanged');
   });
 });
 

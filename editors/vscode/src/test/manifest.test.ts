@@ -35,6 +35,7 @@ const FINDING_CODES = [
   'OWNERSHIP_PATH_UNOBSERVED',
   'IMPORT_CYCLE',
   'GENERATED_REGION_EDITED',
+  'GENERATED_REGION_STALE',
 ];
 
 /** The settings of the server contract: key → [type, default]. */
@@ -56,6 +57,7 @@ const CONTRACT_COMMANDS: Record<string, string> = {
   'docbridge.showHandoff': 'Doc Bridge: Show Handoff',
   'docbridge.reindexWorkspace': 'Doc Bridge: Reindex',
   'docbridge.showOutput': 'Doc Bridge: Show Output',
+  'docbridge.renderDocumentation': 'Doc Bridge: Render Documentation',
 };
 
 function properties(): Record<string, any> {

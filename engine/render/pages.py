@@ -1,0 +1,189 @@
+"""Which pages a template produces, rendered and sealed, and how each lands in its file.
+
+`render_pages` renders every page in memory first: a template error stops the command before any file is
+written. `plan` then says, for each page, what the file should hold (the whole page for a new file or for
+`llms.txt`; the file with only its region replaced when it exists) and whether that differs from what it holds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.findings import Finding
+from engine.hashing import canonical_hash, sha256_bytes
+from engine.render import DEFAULT_OUTPUT, views
+from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
+from engine.state import ModelState
+
+MULTI_PAGE = ("area", "ownership")
+MODEL_TEMPLATES = ("area", "ownership")  # regions `check` can render again from the model alone
+SINGLE_NAMES = {"llms.txt": "llms.txt", "change-digest": "change-digest.md", "overlay-review": "overlay-review.md"}
+OVERLAY_FILE = ".docbridge/overlay.json"
+SNAPSHOT_FILE = ".docbridge/snapshot.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    name: str  # file name relative to the output directory (multi-page) or the default file name
+    key: str | None  # the area path or ownership id a multi-page template's page is for
+    view: dict[str, Any]
+    sealed: Sealed
+
+    @property
+    def hash(self) -> str:
+        return self.sealed.hash or sha256_bytes(self.sealed.text.encode("utf-8"))[:16]
+
+
+def overrides(state: ModelState) -> dict[str, str]:
+    return dict(state.config.render.templates)
+
+
+def base_findings(state: ModelState) -> list[Finding]:
+    """The findings an area page lists: every finding but the generated-region ones, with configured severities
+    and ignores applied."""
+    from engine.reconcile import apply_config
+    index = state.findings_index()
+    return apply_config(state, list(index.base_findings()))
+
+
+def _page(template: Template, name: str, key: str | None, view: dict[str, Any]) -> Page:
+    output = render_template(template, view)
+    if template.name == "llms.txt":
+        return Page(name, key, view, Sealed(output, "", None))
+    return Page(name, key, view, seal(output, template.name, key, template.display))
+
+
+def model_views(state: ModelState, name: str, key: str | None = None,
+                findings: list[Finding] | None = None) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """(page name, key, view) for a template that reads only the model: llms.txt, area, ownership."""
+    if name == "llms.txt":
+        return [(SINGLE_NAMES[name], None, views.llms_view(state))]
+    if name == "area":
+        keys = [key] if key is not None else views.area_keys(state)
+        listed = findings if findings is not None else base_findings(state)
+        return [(views.page_file_name(k), k, views.area_view(state, k, listed)) for k in keys]
+    if name == "ownership":
+        keys = [key] if key is not None else views.ownership_keys(state)
+        return [(views.page_file_name(k), k, views.ownership_view(state, k)) for k in keys]
+    raise RenderError(f"{name} is not rendered from the model alone.")
+
+
+def load_previous(root: Path, since: str | None) -> tuple[dict[str, Any], str]:
+    """The previous snapshot (`--since FILE`, else the last `docbridge scan` under .docbridge/), hash-checked."""
+    if since is not None:
+        path, shown = Path(since), since
+    else:
+        path, shown = root / SNAPSHOT_FILE, SNAPSHOT_FILE
+    if not path.is_file():
+        if since is not None:
+            raise RenderError(f"--since {since}: no such file.")
+        raise RenderError(f"There is no previous snapshot to compare with: {SNAPSHOT_FILE} does not exist. Run "
+                          "`docbridge scan` to keep one, or name one with --since FILE.")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RenderError(f"{shown} cannot be read: {exc}.") from None
+    except json.JSONDecodeError as exc:
+        raise RenderError(f"{shown}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("entities"), list) or \
+            not isinstance(raw.get("relations"), list):
+        raise RenderError(f"{shown} is not a Doc Bridge snapshot (no `entities` and `relations` arrays).")
+    recorded = raw.get("content_hash")
+    body = {k: v for k, v in raw.items() if k != "content_hash"}
+    if isinstance(body.get("coverage"), dict):
+        body["coverage"] = {k: v for k, v in body["coverage"].items() if k != "reuse"}
+    if recorded != canonical_hash(body):
+        raise RenderError(f"{shown}: its content hash does not match its content (edited or truncated); run "
+                          "`docbridge scan` again.")
+    return raw, shown
+
+
+def render_pages(state: ModelState, name: str, *, key: str | None = None, since: str | None = None,
+                 overlay: str | None = None) -> tuple[list[Page], str]:
+    """Every page of template `name`, rendered in memory, and what it was rendered from."""
+    template = load_template(name, state.root, overrides(state))
+    if key is not None and name not in MULTI_PAGE:
+        raise RenderError(f"{name} renders one page; --area and --record are for area and ownership.")
+    if name in ("llms.txt", "area", "ownership"):
+        source = "working tree"
+        pages = [_page(template, n, k, v) for n, k, v in model_views(state, name, key)]
+    elif name == "change-digest":
+        previous, shown = load_previous(state.root, since)
+        current = state.snapshot().to_json_obj()
+        source = shown
+        pages = [_page(template, SINGLE_NAMES[name], None, views.change_digest_view(previous, current, shown))]
+    else:
+        path = Path(overlay) if overlay is not None else state.root / OVERLAY_FILE
+        shown = overlay if overlay is not None else OVERLAY_FILE
+        source = shown
+        pages = [_page(template, SINGLE_NAMES[name], None, views.overlay_review_view(path, shown))]
+    return pages, source
+
+
+def render_region(state: ModelState, template_name: str, key: str | None,
+                  findings: list[Finding] | None = None) -> Sealed:
+    """The region a page of a model template would carry now (what `check` and the editor compare with)."""
+    template = load_template(template_name, state.root, overrides(state))
+    found = model_views(state, template_name, key, findings)
+    _name, _key, view = found[0]
+    return seal(render_template(template, view), template_name, key, template.display)
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    page: Page
+    path: Path
+    text: str  # what the file should hold
+    status: str  # "new", "unchanged", "differs"
+
+
+def plan(pages: list[Page], target: Path, name: str, single_file: bool) -> list[Planned]:
+    """Where each page goes under `target` (a file when `single_file`, else a directory) and what it holds."""
+    out = []
+    for page in pages:
+        path = target if single_file else target / page.name
+        shown = str(path)
+        try:
+            existing = path.read_bytes().decode("utf-8") if path.is_file() else None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RenderError(f"{shown} cannot be read: {exc}.") from None
+        if existing is None:
+            out.append(Planned(page, path, page.sealed.text, "new"))
+            continue
+        text = page.sealed.text if page.sealed.hash is None else merge(existing, page.sealed, name, page.key, shown)
+        out.append(Planned(page, path, text, "unchanged" if text == existing else "differs"))
+    return out
+
+
+
+def write_file(path: Path, text: str) -> None:
+    """Atomically, keeping an existing file's permissions (a new one is readable by everyone: rw-r--r--)."""
+    from engine.cache import write_atomic
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    write_atomic(path, text.encode("utf-8"))
+    path.chmod(mode)
+
+
+def write_pages(state: ModelState, name: str, *, key: str | None = None, output: str | None = None,
+                since: str | None = None, overlay: str | None = None) -> dict[str, Any]:
+    """Render and write like `docbridge render NAME [--area|--record KEY] --output OUTPUT` (default locations
+    when no output is given, relative to the root): `{template, source, pages: [{path, hash, status}]}`."""
+    pages, source = render_pages(state, name, key=key, since=since, overlay=overlay)
+    single = name not in MULTI_PAGE or key is not None
+    target = Path(output or DEFAULT_OUTPUT[name])
+    target = target if target.is_absolute() else state.root / target
+    if single and (target.is_dir() or (output is None and name in MULTI_PAGE)):
+        target = target / pages[0].name
+    planned = plan(pages, target, name, single)
+    for p in planned:
+        if p.status != "unchanged":
+            write_file(p.path, p.text)
+    return {"template": name, "source": source, "pages": [
+        {"path": str(p.path.relative_to(state.root)) if p.path.is_relative_to(state.root) else str(p.path),
+         "hash": p.page.hash, "status": "unchanged" if p.status == "unchanged" else "written"} for p in planned]}
