@@ -164,8 +164,9 @@ def _cheap(state: ModelState) -> bool:
     if state.has_view("findings-index"):
         return True
     seed = state.seeds.get("findings-index")
+    # generated regions are rendered again on every derive (a page reads the whole model): never on the loop
     return seed is not None and len(seed.changed) <= INLINE_CHANGES and \
-        seed.value.repository_key == tuple(state.structure)
+        seed.value.repository_key == tuple(state.structure) and not seed.value.regioned
 
 
 def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = frozenset()) -> None:
@@ -190,12 +191,16 @@ def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = fr
             except Exception:
                 log.exception("publishing diagnostics failed")
             return
+        if folder.deriving:  # one derivation off the loop at a time; the newest state follows when it ends
+            folder.forced |= forced
+            return
         server.spawn(_publish_off_loop(server, folder, state, forced))
 
     folder.timer = loop.call_soon(run) if delay <= 0 else loop.call_later(delay, run)
 
 
 async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: ModelState, forced: frozenset[str]) -> None:
+    folder.deriving = True
     try:
         index = await asyncio.to_thread(state.findings_index)
         if folder.state is state:  # else a newer state has scheduled its own
@@ -204,6 +209,10 @@ async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: Mode
             folder.forced |= forced
     except Exception:
         log.exception("publishing diagnostics failed")
+    finally:
+        folder.deriving = False
+    if folder.state is not None and folder.state is not state:
+        schedule(server, folder)  # changes arrived meanwhile: publish the newest state's findings
 
 
 async def publish_everything(server: DocBridgeServer, folder: Folder, first: frozenset[str] = frozenset(),

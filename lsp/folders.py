@@ -45,6 +45,7 @@ class Folder:
     findings_total: int = 0
     timer: Any = None  # the debounced diagnostics call
     forced: set[str] = field(default_factory=set)  # files to publish at the next call even if unchanged
+    deriving: bool = False  # findings are being derived in a worker thread
     indexing: dict[int, asyncio.Future[Any]] = field(default_factory=dict)  # revision -> retriever build
     index_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     scan_started: float = 0.0
