@@ -10,7 +10,7 @@ links or mentions.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 import regex
 import yaml
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.1.0"
+ANALYZER_VERSION = "1.2.0"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
@@ -128,7 +128,7 @@ class DeclaredRelation(BaseModel):
     from_: str = Field(alias="from", min_length=1)
     to: str = Field(min_length=1)
     kind: str = "imports"
-    detection: str = "static"
+    detection: Literal["static", "dynamic", "external"] = "static"
 
 
 class DocbridgeBlock(BaseModel):
@@ -226,21 +226,30 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         declarations.append(Declaration("covers", ref.strip(), line, column, column + len(ref)))
     if block:
         for relation in block.relations:
-            line, column = _locate(lines, first, last, relation.from_, seen_lines)
+            line, column = _locate(lines, first, last, relation.from_, seen_lines, "from")
             declarations.append(Declaration("relation", relation.from_.strip(), line, column,
-                                            column + len(relation.from_), relation.to.strip(), relation.kind))
+                                            column + len(relation.from_), relation.to.strip(), relation.kind,
+                                            relation.detection))
     return tuple(subset), tuple(declarations), ()
 
 
-def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str, int]) -> tuple[int, int]:
-    """The line and column of a frontmatter value (the next occurrence after the last one found)."""
-    start = seen.get(needle, first)
+def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str, int],
+            key: str | None = None) -> tuple[int, int]:
+    """The line and column of a frontmatter value (the next occurrence after the last one found); with `key`,
+    only where it is that key's value (`from: <needle>`)."""
+    marker = f"{key}\0{needle}" if key else needle
+    start = seen.get(marker, first)
+    pattern = re.compile(rf"\b{re.escape(key)}\s*:\s*[\"']?") if key else None
     for index in range(start, last):
-        column = lines[index].find(needle)
+        if pattern is not None:
+            match = pattern.search(lines[index])
+            column = match.end() if match and lines[index].startswith(needle, match.end()) else -1
+        else:
+            column = lines[index].find(needle)
         if column >= 0:
-            seen[needle] = index + 1
+            seen[marker] = index + 1
             return index, column
-    return first, 0
+    return (_locate(lines, first, last, needle, seen) if key else (first, 0))
 
 
 # --------------------------------------------------------------------------------------------------

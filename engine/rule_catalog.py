@@ -1,0 +1,29 @@
+"""The codes of the governance gates (reconciliation, audit, parity, rules modes), merged into
+`engine.findings.RULES` so every rendering (text, JSON, SARIF, the language server's codes page) knows them."""
+
+from __future__ import annotations
+
+from engine.findings import Rule
+
+RECONCILIATION_RULES: dict[str, Rule] = {rule.code: rule for rule in [
+    Rule(code="RELATION_CONFIRMED", severity="info", title="Declared relation is observed",
+         help="A relation declared under `docbridge.relations` is observed in the code with the declared "
+              "detection."),
+    Rule(code="DECLARED_RELATION_STALE", severity="warning", title="Declared relation is not observed",
+         help="A `static` relation declared under `docbridge.relations` has no matching import in the code (or "
+              "only a dynamic one). Update the declaration, or restore the import."),
+    Rule(code="RELATION_NOT_ANALYZED", severity="info", title="Declared relation cannot be verified",
+         help="A `dynamic` or `external` relation (or a relation kind the scanner does not observe) is declared "
+              "and not observed; no analysis can confirm or refute it."),
+    Rule(code="CONFLICTING_DECLARATIONS", severity="error", title="One relation declared with several detections",
+         help="The same relation (from, to, kind) is declared with different `detection` values and not every "
+              "one of them is observed. Keep the declaration that matches the code."),
+    Rule(code="UNRESOLVED_ENTITY_REFERENCE", severity="error", title="Declared relation names an unknown entity",
+         help="An endpoint of a relation under `docbridge.relations` names no module, area, package, document "
+              "or ownership record."),
+    Rule(code="DOCUMENTATION_ORPHANED", severity="info", title="Document declares no relation",
+         help="The document is the source of no declared relation (reported only when asked for: "
+              "`reconcile --include-orphaned` or `reconciliation.includeOrphanedDocuments`)."),
+]}
+
+GOVERNANCE_RULES: dict[str, Rule] = {**RECONCILIATION_RULES}
