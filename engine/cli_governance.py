@@ -54,8 +54,69 @@ def _register_reconcile(commands: Any) -> None:
     parser.set_defaults(handler=cmd_reconcile)
 
 
+# ---------------------------------------------------------------------------------------------- check
+
+
+def render_finding_format(findings: list[Any]) -> str:
+    """`check --format finding`: the ecosystem Finding shape, most severe first, then id."""
+    from engine.knowledge import FINDING_SEVERITY, finding_record
+    order = list(FINDING_SEVERITY.values())
+    records = []
+    for finding in findings:
+        record = finding_record(finding)
+        if finding.data.get("id"):
+            record["id"] = finding.data["id"]
+            record["ruleId"] = finding.data["rule"]
+            record["code"] = finding.code
+        records.append(record)
+    records.sort(key=lambda r: (order.index(r["severity"]), r["id"]))
+    return json.dumps({"findings": records}, indent=2, ensure_ascii=False) + "\n"
+
+
+def cmd_check_modes(args: argparse.Namespace) -> int:
+    from engine.artifacts import load_findings, store_findings
+    from engine.findings import CheckReport, fails, render_sarif, render_text, summarise
+    from engine.rules import apply_mode
+    root = _root(args.root)
+    workspace = open_workspace(root, progress=args.format == "text", use_cache=not args.no_cache, resolve=False)
+    findings = load_findings(workspace)  # unchanged inputs: the findings of the last run
+    if findings is None:
+        findings = workspace.findings()
+        store_findings(workspace, findings)
+    settings = workspace.config.rules
+    mode = args.mode or settings.mode
+    if mode is not None:
+        findings = apply_mode(workspace.ensure_resolved(), findings, mode, settings)
+    suggestions = workspace.area_suggestions()
+    if args.format == "json":
+        report = CheckReport(findings=findings, summary=summarise(findings), suggestions=suggestions)
+        text = report.model_dump_json(indent=2) + "\n"
+    elif args.format == "sarif":
+        text = json.dumps(render_sarif(findings, root.as_uri() + "/"), indent=2) + "\n"
+    elif args.format == "finding":
+        text = render_finding_format(findings)
+    else:
+        text = render_text(findings, suggestions)
+    _emit(text, args.output)
+    return EXIT_FINDINGS if fails(findings, args.fail_on) else EXIT_OK
+
+
+def _extend_check(commands: Any) -> None:
+    from engine.rules import MODES
+    check = commands.choices["check"]
+    for action in check._actions:
+        if action.dest == "format" and action.choices is not None and "finding" not in action.choices:
+            action.choices = [*action.choices, "finding"]
+            action.help = "output format (finding: the ecosystem Finding shape, most severe first)"
+    check.add_argument("--mode", choices=MODES,
+                       help="rules mode: rule-mapped findings take its severity (default info, recommended "
+                            "warning, strict error); default: rules.mode, else none")
+    check.set_defaults(handler=cmd_check_modes)
+
+
 def register(commands: Any) -> None:
     _register_reconcile(commands)
+    _extend_check(commands)
 
 
 __all__ = ["UsageError", "register"]

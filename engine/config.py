@@ -191,7 +191,7 @@ class RulesConfig(_Model):
     """Rules modes (behaviours §8.2): the default severity of every rule, per-rule overrides (`off` drops a
     rule), critical paths (gitignore-style globs) and the betweenness a module needs to be central."""
 
-    mode: Literal["default", "recommended", "strict"] = "default"
+    mode: Literal["default", "recommended", "strict"] | None = None  # None: no mode, findings as they are
     overrides: dict[str, Literal["error", "warn", "info", "off"]] = Field(default_factory=dict)
     critical_paths: tuple[str, ...] = ()
     centrality_threshold: float = Field(default=0.2, ge=0, le=1)

@@ -26,4 +26,14 @@ RECONCILIATION_RULES: dict[str, Rule] = {rule.code: rule for rule in [
               "`reconcile --include-orphaned` or `reconciliation.includeOrphanedDocuments`)."),
 ]}
 
-GOVERNANCE_RULES: dict[str, Rule] = {**RECONCILIATION_RULES}
+MODE_RULES: dict[str, Rule] = {rule.code: rule for rule in [
+    Rule(code="CENTRALITY_RISK", severity="info", title="Central module is undocumented",
+         help="Under a rules mode: the module's normalised betweenness on the import graph reaches "
+              "`rules.centralityThreshold` (many import paths run through it) and no document describes it or its "
+              "area."),
+    Rule(code="CRITICAL_PATH_RISK", severity="info", title="Finding on a critical path",
+         help="Under a rules mode: a copy of a rule-mapped finding located in (or with evidence in) a path listed "
+              "in `rules.criticalPaths`."),
+]}
+
+GOVERNANCE_RULES: dict[str, Rule] = {**RECONCILIATION_RULES, **MODE_RULES}
