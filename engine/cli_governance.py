@@ -83,6 +83,12 @@ def cmd_check_modes(args: argparse.Namespace) -> int:
     if findings is None:
         findings = workspace.findings()
         store_findings(workspace, findings)
+    if args.audit:
+        from engine.audit import AUDIT_CODES, document_audit, package_audit
+        state = workspace.ensure_resolved()
+        extra = [f for f in document_audit(state, _disk_reader(root)) + package_audit(state)
+                 if f.code in AUDIT_CODES and f.code != "GENERATED_REGION_EDITED"]
+        findings = sorted([*findings, *extra], key=lambda f: f.sort_key)
     settings = workspace.config.rules
     mode = args.mode or settings.mode
     if mode is not None:
@@ -111,11 +117,50 @@ def _extend_check(commands: Any) -> None:
     check.add_argument("--mode", choices=MODES,
                        help="rules mode: rule-mapped findings take its severity (default info, recommended "
                             "warning, strict error); default: rules.mode, else none")
+    check.add_argument("--audit", action="store_true",
+                       help="also report the documentation audit's codes (docbridge audit)")
     check.set_defaults(handler=cmd_check_modes)
+
+
+# ---------------------------------------------------------------------------------------------- audit
+
+
+def _disk_reader(root: Any) -> Any:
+    def read(path: str) -> str | None:
+        try:
+            return (root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return read
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from engine.audit import audit, render_text
+    root = _root(args.root)
+    workspace = open_workspace(root, use_cache=not args.no_cache)
+    report = audit(workspace.ensure_resolved(), workspace.findings(), _disk_reader(root))
+    _emit(render_text(report) if args.text else json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    return EXIT_FINDINGS if report["status"] == "blocked" else EXIT_OK
+
+
+def _register_audit(commands: Any) -> None:
+    parser = commands.add_parser(
+        "audit", help="audit the documentation: titles, length, examples, sections, duplicates, coverage",
+        description="Audit every document (title, length, example, required sections, exact duplicates, "
+                    "generated regions, declaration codes), package and area coverage, and the reconciliation; "
+                    "report blocked, needs-review or pass.",
+        epilog="Exit 0 unless the status is blocked (1); 2 on a usage or input error.")
+    _add_root(parser)
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON report (the default)")
+    form.add_argument("--text", action="store_true", help="readable report")
+    parser.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
+    parser.set_defaults(handler=cmd_audit)
 
 
 def register(commands: Any) -> None:
     _register_reconcile(commands)
+    _register_audit(commands)
     _extend_check(commands)
 
 

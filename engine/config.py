@@ -202,7 +202,7 @@ class AuditConfig(_Model):
 
     min_words: int = Field(default=20, ge=0)
     require_examples: bool = True
-    required_sections: tuple[str, ...] = ()
+    required_sections: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # path glob -> headings
 
 
 class DoctorConfig(_Model):

@@ -106,7 +106,8 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
         out.append(_finding("DOCBRIDGE_BLOCK_INVALID", issue.message, path,
                             _range(issue),
                             "Fix the YAML between the `---` lines; until then nothing in the block is used.",
-                            key("DOCBRIDGE_BLOCK_INVALID", issue.message)))
+                            key("DOCBRIDGE_BLOCK_INVALID", issue.message),
+                            data={"declarationCode": issue.code}))
     out.extend(declared_findings(ws, resolution, facts))
     for index, region in enumerate(facts.regions):
         if not region.edited or not region.closed:

@@ -36,4 +36,21 @@ MODE_RULES: dict[str, Rule] = {rule.code: rule for rule in [
               "in `rules.criticalPaths`."),
 ]}
 
-GOVERNANCE_RULES: dict[str, Rule] = {**RECONCILIATION_RULES, **MODE_RULES}
+AUDIT_RULES: dict[str, Rule] = {rule.code: rule for rule in [
+    Rule(code="GENERATED_DOCUMENT_FRESHNESS_UNVERIFIED", severity="info", title="Generated region cannot be verified",
+         help="A generated region records no hash, or is never closed: whether it is current cannot be checked."),
+    Rule(code="DOCUMENTATION_TITLE_MISSING", severity="warning", title="Document has no title",
+         help="No `title:` in the frontmatter and no level-1 heading."),
+    Rule(code="DOCUMENTATION_TOO_SHORT", severity="warning", title="Document is too short",
+         help="Fewer words than `audit.minWords`."),
+    Rule(code="DOCUMENTATION_EXAMPLE_MISSING", severity="warning", title="Document has no example",
+         help="No fenced code block (`audit.requireExamples`)."),
+    Rule(code="DOCUMENTATION_SECTIONS_MISSING", severity="warning", title="Document lacks required sections",
+         help="A heading `audit.requiredSections` asks for (by path glob) is missing."),
+    Rule(code="DOCUMENTATION_EXACT_DUPLICATE", severity="warning", title="Document repeats another",
+         help="Its body after the frontmatter (whitespace collapsed, lowercased) equals another document's."),
+    Rule(code="PACKAGE_DOCUMENTATION_MISSING", severity="warning", title="Package has no covering document",
+         help="No document declares `covers` for a non-root package (for an area, in a single-package repository)."),
+]}
+
+GOVERNANCE_RULES: dict[str, Rule] = {**RECONCILIATION_RULES, **MODE_RULES, **AUDIT_RULES}

@@ -58,13 +58,22 @@ def declared_side(root: Path) -> list[tuple[str, str, int, int]]:
 def test_check_reports_each_declared_code_once_and_nothing_else(governance: Path) -> None:
     report = docbridge_json("check", "--root", str(governance), "--format", "json", expect=1)
     audit_line, audit_column = find(governance / "src/ledger/audit.ts", '"../billing/invoice"')
-    # area level: ledger imports billing, and no document documents both areas
-    expected = [*declared_side(governance), ("RELATION_UNDOCUMENTED", "src/ledger/audit.ts", audit_line, audit_column)]
+    summary = governance / "docs/summary.md"
+    expected = [
+        *declared_side(governance),
+        # area level: ledger imports billing, and no document documents both areas
+        ("RELATION_UNDOCUMENTED", "src/ledger/audit.ts", audit_line, audit_column),
+        # docs/summary.md: an unknown key in its docbridge block, a generated region whose hash is not its own
+        ("DOCBRIDGE_BLOCK_INVALID", "docs/summary.md", find(summary, "owner: finance")[0], 0),
+        ("GENERATED_REGION_EDITED", "docs/summary.md", find(summary, "doc-bridge:generated hash=")[0], 0)]
     assert positions(report["findings"]) == sorted(expected)
     severities = {f["code"]: f["severity"] for f in report["findings"]}
     assert severities == {"RELATION_CONFIRMED": "info", "DECLARED_RELATION_STALE": "warning",
                           "CONFLICTING_DECLARATIONS": "error", "RELATION_NOT_ANALYZED": "info",
-                          "UNRESOLVED_ENTITY_REFERENCE": "error", "RELATION_UNDOCUMENTED": "info"}
+                          "UNRESOLVED_ENTITY_REFERENCE": "error", "RELATION_UNDOCUMENTED": "info",
+                          "DOCBRIDGE_BLOCK_INVALID": "error", "GENERATED_REGION_EDITED": "warning"}
+    invalid = next(f for f in report["findings"] if f["code"] == "DOCBRIDGE_BLOCK_INVALID")
+    assert invalid["data"]["declarationCode"] == "DOCBRIDGE_FIELD_UNKNOWN"  # the original's distinct code
     conflict = next(f for f in report["findings"] if f["code"] == "CONFLICTING_DECLARATIONS")
     assert conflict["data"]["detections"] == ["dynamic", "static"] and conflict["data"]["observed"] == ["dynamic"]
     (related,) = conflict["related"]
@@ -80,7 +89,9 @@ def test_reconcile_at_each_scope(governance: Path, scope: str, undocumented: tup
     report = docbridge_json("reconcile", "--root", str(governance), "--scope", scope, "--include-orphaned",
                             expect=1)
     audit_line, audit_column = find(governance / "src/ledger/audit.ts", '"../billing/invoice"')
-    expected = [*declared_side(governance), ("DOCUMENTATION_ORPHANED", "docs/ledger.md", 0, 0)]
+    # every document but the README declares nothing
+    orphans = ["docs/ledger.md", "docs/notes.md", "docs/old/ledger.md", "docs/summary.md"]
+    expected = [*declared_side(governance), *(("DOCUMENTATION_ORPHANED", path, 0, 0) for path in orphans)]
     if undocumented:
         expected.append(("RELATION_UNDOCUMENTED", "src/ledger/audit.ts", audit_line, audit_column))
     assert positions(report["diagnostics"]) == sorted(expected)
@@ -95,7 +106,7 @@ def test_reconcile_at_each_scope(governance: Path, scope: str, undocumented: tup
         assert (gap["data"]["from"], gap["data"]["to"]) == undocumented and gap["severity"] == "warning"
     summary = report["summary"]
     assert summary["scope"] == scope
-    assert summary["documentation"] == {"documentCount": 2, "documentedDocumentCount": 1, "packageCount": 1,
+    assert summary["documentation"] == {"documentCount": 5, "documentedDocumentCount": 1, "packageCount": 1,
                                         "packageStatus": {"package:ledgerly": "stale"}}
 
 
@@ -130,7 +141,8 @@ def test_a_declaration_with_an_unknown_detection_is_malformed(governance: Path) 
     readme.write_text(readme.read_text(encoding="utf-8").replace("detection: external", "detection: runtime"),
                       encoding="utf-8")
     report = docbridge_json("check", "--root", str(governance), "--format", "json", expect=1)
-    (issue,) = [f for f in report["findings"] if f["code"] == "DOCBRIDGE_BLOCK_INVALID"]
+    (issue,) = [f for f in report["findings"] if f["code"] == "DOCBRIDGE_BLOCK_INVALID" and f["path"] == "README.md"]
+    assert issue["data"]["declarationCode"] == "DOCBRIDGE_DETECTION_INVALID"
     assert "docbridge.relations.4.detection" in issue["message"]
     # nothing from a malformed block is used
     assert not [f for f in report["findings"] if f["code"] in ("RELATION_CONFIRMED", "DECLARED_RELATION_STALE")]

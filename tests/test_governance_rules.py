@@ -20,7 +20,7 @@ def governance(tmp_path: Path) -> Path:
 
 
 RULED = ("DECLARED_RELATION_STALE", "CONFLICTING_DECLARATIONS", "UNRESOLVED_ENTITY_REFERENCE",
-         "RELATION_UNDOCUMENTED")
+         "RELATION_UNDOCUMENTED", "DOCBRIDGE_BLOCK_INVALID", "GENERATED_REGION_EDITED")
 
 
 @pytest.mark.parametrize(("mode", "ruled", "not_analyzed", "exit_code"), [
@@ -68,6 +68,8 @@ def test_configured_mode_overrides_critical_paths_and_centrality(governance: Pat
         ("CONFLICTING_DECLARATIONS", "README.md", "warning"),
         ("UNRESOLVED_ENTITY_REFERENCE", "README.md", "error"),  # overridden
         ("RELATION_UNDOCUMENTED", "src/ledger/audit.ts", "warning"),
+        ("DOCBRIDGE_BLOCK_INVALID", "docs/summary.md", "warning"),
+        ("GENERATED_REGION_EDITED", "docs/summary.md", "warning"),
         ("CRITICAL_PATH_RISK", "src/ledger/audit.ts", "warning"),  # the copy: audit.ts is under src/ledger/
         ("CENTRALITY_RISK", "src/billing/invoice.ts", "warning"),
         # and its copy: its evidence (the importer) is src/ledger/audit.ts
@@ -91,7 +93,7 @@ def test_finding_format_orders_most_severe_first(governance: Path) -> None:
     order = ["high", "medium", "low", "info"]
     keys = [(order.index(r["severity"]), r["id"]) for r in records]
     assert keys == sorted(keys)
-    assert [r["severity"] for r in records] == ["high"] * 4 + ["medium", "low"]
+    assert [r["severity"] for r in records] == ["high"] * 6 + ["medium", "low"]
     stale = next(r for r in records if r["code"] == "DECLARED_RELATION_STALE")
     assert stale["ruleId"] == "declared-unobserved-relation"
     assert stale["location"] == {"path": "README.md", "startLine": 7, "startColumn": 13, "endLine": 7,

@@ -181,12 +181,37 @@ def _key_line(lines: list[str], first: int, last: int, key: str, after: int | No
     return first
 
 
+def declaration_code(loc: list[str], error_type: str) -> str:
+    """The original's distinct declaration code for a frontmatter validation error at `loc`."""
+    if not loc:
+        return "DOCBRIDGE_STRUCTURE_INVALID"
+    if loc[0] == "covers":
+        return "DOCBRIDGE_COVERS_INVALID"
+    if loc[0] != "docbridge":
+        return "DOCBRIDGE_FRONTMATTER_MALFORMED"
+    if len(loc) == 1:
+        return "DOCBRIDGE_BLOCK_MALFORMED"
+    if error_type == "extra_forbidden" and len(loc) == 2:
+        return "DOCBRIDGE_FIELD_UNKNOWN"
+    if loc[1] == "covers":
+        return "DOCBRIDGE_COVERS_INVALID"
+    if loc[1] == "relations":
+        if len(loc) <= 3:
+            return "DOCBRIDGE_RELATIONS_INVALID"
+        if loc[3] == "detection":
+            return "DOCBRIDGE_DETECTION_INVALID"
+        if error_type == "missing":
+            return "DOCBRIDGE_RELATION_FIELD_MISSING"
+        return "DOCBRIDGE_RELATION_INVALID"
+    return "DOCBRIDGE_BLOCK_MALFORMED"
+
+
 def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple[
         tuple[tuple[str, str], ...], tuple[Declaration, ...], tuple[Issue, ...]]:
     """Parse the YAML between lines `first` and `last` (exclusive): subset, declarations, issues."""
-    def issue(message: str, line: int) -> tuple[Issue, ...]:
+    def issue(message: str, line: int, code: str = "DOCBRIDGE_FRONTMATTER_MALFORMED") -> tuple[Issue, ...]:
         width = len(lines[line]) if 0 <= line < len(lines) else 0
-        return (Issue("DOCBRIDGE_BLOCK_INVALID", message, line, 0, line, width),)
+        return (Issue(code, message, line, 0, line, width),)
 
     try:
         data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
@@ -201,7 +226,8 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first)
+        return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first,
+                             "DOCBRIDGE_STRUCTURE_INVALID")
     try:
         parsed = Frontmatter.model_validate(data)
     except ValidationError as exc:
@@ -211,7 +237,7 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         if len(loc) > 1 and loc[0] == "docbridge" and not loc[1].isdigit():
             line = _key_line(lines, first, last, loc[1], after=line)
         where = ".".join(loc)
-        return (), (), issue(f"Frontmatter key `{where}`: {error['msg']}.", line)
+        return (), (), issue(f"Frontmatter key `{where}`: {error['msg']}.", line, declaration_code(loc, error["type"]))
     subset = []
     for key in FRONTMATTER_KEYS:
         value = getattr(parsed, key)
@@ -347,7 +373,7 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     try:
         tokens = parser().parse(text, env)
     except Exception as exc:  # pathological input must not take the scan down
-        issue = Issue("DOCBRIDGE_BLOCK_INVALID", f"The document could not be parsed: {exc}.", 0, 0, 0, 0)
+        issue = Issue("DOCBRIDGE_FRONTMATTER_MALFORMED", f"The document could not be parsed: {exc}.", 0, 0, 0, 0)
         return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (issue,), (), (), (), "en",
                              len(lines), "")
 
