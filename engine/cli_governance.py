@@ -158,9 +158,64 @@ def _register_audit(commands: Any) -> None:
     parser.set_defaults(handler=cmd_audit)
 
 
+# ---------------------------------------------------------------------------------------------- doctor
+
+
+def _suite_path(value: str | None, configured: str | None, root: Any, what: str) -> Any:
+    from pathlib import Path
+    if value:
+        path = Path(value)
+        if not path.is_file():
+            raise UsageError(f"{what}: suite file {value!r} does not exist.")
+        return path
+    if configured:
+        path = root / configured
+        if not path.is_file():
+            raise UsageError(f"doc-bridge.config.json: doctor.suite names {configured!r}, which does not exist.")
+        return path
+    return None
+
+
+def doctor_report(root: Any, suite: str | None, use_cache: bool = True) -> dict[str, Any]:
+    from engine import bench
+    from engine.doctor import run_doctor
+    from engine.retrieval import store
+    started = store.now_ns()
+    workspace = open_workspace(root, use_cache=use_cache)
+    suite_path = _suite_path(suite, workspace.config.doctor.suite, root, "--suite")
+    retriever = store.retriever_for(workspace, started)
+    try:
+        return run_doctor(workspace, retriever.projection, retriever, suite_path, root)
+    except bench.BenchError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from engine.doctor import render_text
+    root = _root(args.root)
+    report = doctor_report(root, args.suite, not args.no_cache)
+    _emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n" if args.json else render_text(report))
+    return EXIT_OK
+
+
+def _register_doctor(commands: Any) -> None:
+    parser = commands.add_parser(
+        "doctor", help="grade how ready the documentation is for agents, with the actions that raise the grade",
+        description="Measure reachability (documents linked from an entry document and in the projection), "
+                    "connectivity (areas documented, documents linked to code) and hit@3 on a golden suite; "
+                    "grade A needs 100 % reachability, 80 % connectivity and 80 % hit@3.",
+        epilog="Exit 0 with a report, 2 on a usage or input error (a suite that does not exist or is invalid).")
+    _add_root(parser)
+    parser.add_argument("--suite", metavar="FILE", help="golden retrieval suite (default: doctor.suite)")
+    parser.add_argument("--json", action="store_true", help="JSON report")
+    parser.add_argument("--no-cache", action="store_true", help="ignore and do not write the caches")
+    parser.set_defaults(handler=cmd_doctor)
+
+
 def register(commands: Any) -> None:
     _register_reconcile(commands)
     _register_audit(commands)
+    _register_doctor(commands)
     _extend_check(commands)
 
 
