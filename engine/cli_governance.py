@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from engine.cli import EXIT_FINDINGS, EXIT_OK, UsageError, _add_root, _root, _write_output, open_workspace
@@ -162,7 +163,6 @@ def _register_audit(commands: Any) -> None:
 
 
 def _suite_path(value: str | None, configured: str | None, root: Any, what: str) -> Any:
-    from pathlib import Path
     if value:
         path = Path(value)
         if not path.is_file():
@@ -212,10 +212,75 @@ def _register_doctor(commands: Any) -> None:
     parser.set_defaults(handler=cmd_doctor)
 
 
+# ---------------------------------------------------------------------------------------------- parity
+
+
+def _cli_commands() -> set[str]:
+    from engine.cli import build_parser
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def cmd_parity(args: argparse.Namespace) -> int:
+    from engine import parity
+    from engine.cache import write_atomic
+    root = _root(args.root)
+    shown = args.claims or parity.DEFAULT_REGISTRY
+    file = root / shown if not args.claims else Path(args.claims)
+    cache: dict[str, Any] = {}
+
+    def workspace() -> Any:
+        if "ws" not in cache:
+            cache["ws"] = open_workspace(root)
+        return cache["ws"]
+
+    def counts() -> dict[str, int]:
+        state = workspace().ensure_resolved()
+        layout = state.universe.layout
+        return {"document": len(state.universe.documents), "module": len(state.universe.modules),
+                "area": len(layout.areas) if layout else 0, "package": len(layout.packages) if layout else 0}
+
+    if args.init:
+        if file.exists():
+            raise UsageError(f"{shown}: a claims registry already exists; edit it (and reseal) instead.")
+        readme = root / "README.md"
+        text = readme.read_text(encoding="utf-8", errors="replace") if readme.is_file() else ""
+        registry = parity.starter_registry(root, text, counts(), _cli_commands())
+        write_atomic(file, (json.dumps(registry, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        sys.stdout.write(f"wrote {shown} with {len(registry['claims'])} claim(s) from README.md\n")
+        return EXIT_OK
+    try:
+        registry = parity.load_registry(file, shown)
+    except parity.RegistryError as exc:
+        raise UsageError(str(exc)) from exc
+    facts = {"counts": counts, "commands": _cli_commands, "doctor": lambda: doctor_report(root, None)}
+    report = parity.check(registry, root, facts)
+    _emit(parity.render_text(report) if args.text else json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK if report["ok"] else EXIT_FINDINGS
+
+
+def _register_parity(commands: Any) -> None:
+    parser = commands.add_parser(
+        "parity", help="hold the claims public documents make to the repository's facts",
+        description="Check every claim of the sealed registry (default docs/parity/public-claims-v1.json) against "
+                    "its evidence on each public surface: stale, missing, contradicting or not analysed.",
+        epilog="Exit 0 when no finding blocks, 1 when one does, 2 on a broken registry or a usage error.")
+    _add_root(parser)
+    parser.add_argument("--text", action="store_true", help="one line per finding, with its remediation")
+    parser.add_argument("--claims", metavar="FILE", help="a registry somewhere else")
+    parser.add_argument("--init", action="store_true",
+                        help="write a starter registry from the numbers and commands README.md states")
+    parser.set_defaults(handler=cmd_parity)
+
+
 def register(commands: Any) -> None:
     _register_reconcile(commands)
     _register_audit(commands)
     _register_doctor(commands)
+    _register_parity(commands)
     _extend_check(commands)
 
 
