@@ -276,11 +276,45 @@ def _register_parity(commands: Any) -> None:
     parser.set_defaults(handler=cmd_parity)
 
 
+# ---------------------------------------------------------------------------------------------- study
+
+
+def cmd_study_expectations(args: argparse.Namespace) -> int:
+    from engine import study
+    from engine.cli import open_retriever
+    root = _root(args.root)
+    path = Path(args.suite_file)
+    try:
+        suite = study.load_suite(path, args.suite_file)
+    except study.SuiteError as exc:
+        raise UsageError(str(exc)) from exc
+    _, retriever = open_retriever(root)
+    report = study.verify(retriever, suite)
+    _emit(json.dumps(report, indent=2, ensure_ascii=False) + "\n" if args.json else study.render_text(report))
+    return EXIT_OK if report["ok"] else EXIT_FINDINGS
+
+
+def _register_study(commands: Any) -> None:
+    study = commands.add_parser("study", help="check an agent study's suite before running it",
+                                description="Deterministic checks of agent-study suites.")
+    actions = study.add_subparsers(dest="study_command", required=True, metavar="ACTION")
+    parser = actions.add_parser(
+        "expectations", help="verify each task's expectedEntities / expectedDocuments against search",
+        description="Run each task's query through search and check that its expected entities and documents are "
+                    "in the top results (limit per task, default 10).",
+        epilog="Exit 0 when every expectation is met, 1 on a miss, 2 on an invalid suite.")
+    parser.add_argument("suite_file", metavar="SUITE", help="the study suite (JSON)")
+    _add_root(parser)
+    parser.add_argument("--json", action="store_true", help="JSON report")
+    parser.set_defaults(handler=cmd_study_expectations)
+
+
 def register(commands: Any) -> None:
     _register_reconcile(commands)
     _register_audit(commands)
     _register_doctor(commands)
     _register_parity(commands)
+    _register_study(commands)
     _extend_check(commands)
 
 
