@@ -212,9 +212,9 @@ def safely(default: Any = None) -> Callable[[F], F]:
 
 def create_server() -> DocBridgeServer:
     """A new server with every feature registered."""
-    from lsp import commands, documents, editing, lifecycle, navigation
+    from lsp import commands, documents, editing, governance, lifecycle, navigation
     server = DocBridgeServer()
-    for module in (lifecycle, documents, navigation, editing, commands):
+    for module in (lifecycle, documents, navigation, editing, commands, governance):
         module.register(server)
     return server
 

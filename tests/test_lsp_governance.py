@@ -3,6 +3,7 @@ stale in the editor, and restoring it confirms it again (pytest-lsp over stdio, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import copy_fixture
@@ -41,3 +42,25 @@ async def test_a_declared_relation_turns_stale_live_and_back(tmp_path: Path) -> 
         s.replace_all(invoice, original)
         await s.until(lambda: ("RELATION_CONFIRMED", declared) in s.codes(readme))
         assert ("DECLARED_RELATION_STALE", declared) not in s.codes(readme)
+
+
+async def test_doctor_command_grades_the_open_buffers(tmp_path: Path) -> None:
+    root = copy_fixture("monorepo", tmp_path)
+    config = json.loads((root / "doc-bridge.config.json").read_text())
+    config["doctor"] = {"suite": "retrieval-suite.json"}
+    (root / "doc-bridge.config.json").write_text(json.dumps(config))
+    readme, web_readme = root / "README.md", root / "packages/web/README.md"
+    async with session(root) as s:
+        s.open(readme)
+        s.open(web_readme)
+        await s.ready()
+        (before,) = await s.command("docbridge.doctor")
+        assert before["grade"] == "A" and before["text"].startswith("grade A")
+        # unlink the web guide in both editor buffers (unsaved): it becomes unreachable
+        s.replace_all(readme, readme.read_text().replace("[the web guide](docs/web.md)", "the web guide"))
+        s.replace_all(web_readme, web_readme.read_text().replace("[the web guide](../../docs/web.md)",
+                                                                 "the web guide"))
+        (after,) = await s.command("docbridge.doctor", {"show": True})
+        assert after["grade"] == "B"
+        assert after["report"]["dimensions"]["reachability"]["unreachable"] == ["docs/web.md"]
+        assert (root / ".docbridge/doctor.md").read_text().count("grade B") == 1
