@@ -28,6 +28,7 @@ local EXPECT = {
   rename_from = "docs/storage.md",
   rename_to = "docs/ops/storage.md",
   rename_linker = "docs/deployment.md", -- links to storage.md#migrations
+  doctor_grade = "B", -- no golden suite configured: hit@3 not analysed, no grade A
 }
 local given = os.getenv("DOCBRIDGE_E2E_EXPECT")
 if given and given ~= "" then
@@ -137,7 +138,8 @@ local function run()
       table.insert(attached, { client = client.id, bufnr = bufnr })
     end,
   })
-  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename" }) do
+  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename",
+    "DocBridgeDoctor" }) do
     check("command :" .. command .. " exists", vim.fn.exists(":" .. command) == 2)
   end
 
@@ -401,6 +403,19 @@ local function run()
   timing("reindex")
   check("DocBridgeReindex notifies 'Doc Bridge reindexed N files in S s'", reindexed,
     (report.notifications[#report.notifications] or {}).message)
+
+  -- 8b. :DocBridgeDoctor ------------------------------------------------------------------------------
+  vim.cmd("DocBridgeDoctor")
+  local shown = vim.wait(timeout, function()
+    return find_buffer("docbridge://doctor") ~= nil
+  end, 20)
+  local doctor = find_buffer("docbridge://doctor")
+  local first_line = doctor and (vim.api.nvim_buf_get_lines(doctor, 0, 1, false)[1] or "") or ""
+  check("DocBridgeDoctor shows the report with grade " .. EXPECT.doctor_grade,
+    shown and first_line:find("grade " .. EXPECT.doctor_grade, 1, true) == 1, first_line)
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/docs/billing.md"))
+  local line = require("docbridge").statusline()
+  check("the statusline shows the grade", line:find("grade " .. EXPECT.doctor_grade, 1, true) ~= nil, line)
 end
 
 local function rename()
