@@ -20,8 +20,9 @@ def register(server: DocBridgeServer) -> None:
     @server.command("docbridge.doctor")
     @clear_errors
     async def doctor(ls: DocBridgeServer, *args: Any) -> list[dict[str, Any]]:
-        """`[{"show": true}?]` -> `[{root, grade, score, report, text}]` per folder; with `show` the first
-        folder's report is written to .docbridge/doctor.md and opened."""
+        """`[{"show": bool}?]` -> `[{root, grade, score, report, text}]` per folder; with `show` (the default
+        when called without arguments, as from a command palette) the first folder's report is written to
+        .docbridge/doctor.md and opened."""
         (options,) = arguments("docbridge.doctor", args, ("options", dict, None))
         out, roots = [], []
         for folder in ls.folders:
@@ -39,7 +40,8 @@ def register(server: DocBridgeServer) -> None:
             roots.append(folder.root)
             out.append({"root": folder.uri, "grade": report["grade"], "score": report["score"], "report": report,
                         "text": render_text(report)})
-        if out and isinstance(options, dict) and options.get("show"):
+        show = bool(options.get("show")) if isinstance(options, dict) else not args
+        if out and show:
             target = artifact_dir(roots[0]) / "doctor.md"
             write_atomic(target, ("# Doc Bridge doctor\n\n```text\n" + out[0]["text"] + "```\n").encode("utf-8"))
             await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))

@@ -54,13 +54,14 @@ async def test_doctor_command_grades_the_open_buffers(tmp_path: Path) -> None:
         s.open(readme)
         s.open(web_readme)
         await s.ready()
-        (before,) = await s.command("docbridge.doctor")
+        (before,) = await s.command("docbridge.doctor", {"show": False})  # a status line's question
         assert before["grade"] == "A" and before["text"].startswith("grade A")
+        assert not (root / ".docbridge/doctor.md").exists()
         # unlink the web guide in both editor buffers (unsaved): it becomes unreachable
         s.replace_all(readme, readme.read_text().replace("[the web guide](docs/web.md)", "the web guide"))
         s.replace_all(web_readme, web_readme.read_text().replace("[the web guide](../../docs/web.md)",
                                                                  "the web guide"))
-        (after,) = await s.command("docbridge.doctor", {"show": True})
+        (after,) = await s.command("docbridge.doctor")  # no arguments: the report opens
         assert after["grade"] == "B"
         assert after["report"]["dimensions"]["reachability"]["unreachable"] == ["docs/web.md"]
         assert (root / ".docbridge/doctor.md").read_text().count("grade B") == 1
