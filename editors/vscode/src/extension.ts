@@ -27,6 +27,7 @@ import {
   FolderRef,
   formatReindex,
   formatStatus,
+  parseDoctorGrade,
   handoffArguments,
   handoffDocumentPath,
   handoffMarkdown,
@@ -228,6 +229,10 @@ class DocBridge implements vscode.Disposable {
   private client: DocBridgeLanguageClient | undefined;
   private problem: Problem | undefined;
   private shownState: DisplayStatus['state'] | undefined;
+  /** The doctor grade of the running client's first folder, asked once when its first scan is ready. */
+  private grade: string | undefined;
+  private gradeAsked = false;
+  private lastStatus: DisplayStatus | undefined;
   private lastNotified: string | undefined;
   /** Start/stop/restart run one after the other. */
   private lifecycle: Promise<void> = Promise.resolve();
@@ -263,7 +268,8 @@ class DocBridge implements vscode.Disposable {
 
   private setStatus(status: DisplayStatus): void {
     this.shownState = status.state;
-    const view = formatStatus(status);
+    this.lastStatus = status;
+    const view = formatStatus(status, this.grade);
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
     this.statusItem.backgroundColor =
@@ -351,6 +357,10 @@ class DocBridge implements vscode.Disposable {
       const status = parseStatus(params);
       if (status !== undefined && this.client === client) {
         this.setStatus(status);
+        if (status.state === 'ready' && !this.gradeAsked) {
+          this.gradeAsked = true;
+          void this.refreshGrade(client);
+        }
       }
     });
     client.onDidChangeState((event) => {
@@ -363,6 +373,8 @@ class DocBridge implements vscode.Disposable {
     });
 
     this.client = client;
+    this.grade = undefined;
+    this.gradeAsked = false;
     this.setStatus({ state: 'starting' });
     try {
       await client.startOrThrow();
@@ -487,6 +499,21 @@ class DocBridge implements vscode.Disposable {
     return token === undefined
       ? client.sendRequest(ExecuteCommandRequest.type, params)
       : client.sendRequest(ExecuteCommandRequest.type, params, token);
+  }
+
+  /** Ask the server for the doctor grade (without opening the report) and show it in the status bar. */
+  private async refreshGrade(client: LanguageClient): Promise<void> {
+    try {
+      const grade = parseDoctorGrade(await this.execute(client, SERVER_COMMANDS.doctor, [{ show: false }]));
+      if (this.client === client && grade !== undefined) {
+        this.grade = grade;
+        if (this.lastStatus !== undefined && this.lastStatus.state === 'ready') {
+          this.setStatus(this.lastStatus);
+        }
+      }
+    } catch (error) {
+      this.log(`doctor: ${errorMessage(error)}`);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

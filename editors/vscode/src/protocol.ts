@@ -9,6 +9,7 @@ export const SERVER_COMMANDS = {
   lookup: 'docbridge.lookup',
   explain: 'docbridge.explain',
   reindex: 'docbridge.reindex',
+  doctor: 'docbridge.doctor',
 } as const;
 
 /** Server → client notification carrying the scan state and the number of findings. */
