@@ -53,8 +53,10 @@ def members(ws: ModelState, entity: str) -> frozenset[str] | None:
     if layout is None:
         return None
     if kind == AREA:
+        # every module under an area's path belongs to it or to one of its nested areas (engine.discovery.layout)
         prefix = value + "/"
-        return frozenset(m for m in ws.modules if m.startswith(prefix))
+        return frozenset(m for path, area in layout.areas.items() if path == value or path.startswith(prefix)
+                         for m in area.modules)
     if kind == PACKAGE:
         info = layout.package_by_id(entity)
         if info is None:
