@@ -217,6 +217,37 @@ class RenderConfig(_Model):
     templates: dict[str, str] = Field(default_factory=dict)  # template name -> path relative to the root
 
 
+class ReconciliationConfig(_Model):
+    """`docbridge reconcile`: the scope observed relations aggregate to, the kinds a declaration must cover
+    (None: every observed kind; empty: none), and whether documents that declare nothing are reported."""
+
+    scope: Literal["file", "module", "package", "area"] = "file"
+    required_relation_kinds: tuple[Literal["imports", "re-exports"], ...] | None = None
+    include_orphaned_documents: bool = False
+
+
+class RulesConfig(_Model):
+    """Rules modes (behaviours §8.2): the default severity of every rule, per-rule overrides (`off` drops a
+    rule), critical paths (gitignore-style globs) and the betweenness a module needs to be central."""
+
+    mode: Literal["default", "recommended", "strict"] | None = None  # None: no mode, findings as they are
+    overrides: dict[str, Literal["error", "warn", "info", "off"]] = Field(default_factory=dict)
+    critical_paths: tuple[str, ...] = ()
+    centrality_threshold: float = Field(default=0.2, ge=0, le=1)
+
+
+class AuditConfig(_Model):
+    """`docbridge audit`: the documentation quality thresholds."""
+
+    min_words: int = Field(default=20, ge=0)
+    require_examples: bool = True
+    required_sections: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # path glob -> headings
+
+
+class DoctorConfig(_Model):
+    suite: str | None = None  # the golden retrieval suite hit@3 is measured on
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -226,6 +257,10 @@ class Config(_Model):
     limits: LimitsConfig = LimitsConfig()
     check: CheckConfig = CheckConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    reconciliation: ReconciliationConfig = ReconciliationConfig()
+    rules: RulesConfig = RulesConfig()
+    audit: AuditConfig = AuditConfig()
+    doctor: DoctorConfig = DoctorConfig()
     # outside the hash: the semantic index keeps its own record of what it was built with
     index: IndexConfig = Field(default_factory=IndexConfig, exclude=True)
     # outside the hash: the enrichment overlay's effect is recorded as the projection's overlay hash

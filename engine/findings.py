@@ -72,6 +72,10 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
 ]}
 
 
+from engine.rule_catalog import GOVERNANCE_RULES  # noqa: E402 (it builds on Rule)
+
+RULES.update(GOVERNANCE_RULES)
+
 # codes only the language server reports (they need to see an edit happen; a fresh scan cannot know them)
 LIVE_ONLY_CODES = frozenset({"SYMBOL_RENAMED"})
 

@@ -218,6 +218,7 @@ class Declaration(Row):
     end_column: int
     target: str = ""  # relations only: the `to` side; `ref` holds the `from` side
     relation_kind: str = ""
+    detection: str = ""  # relations only: static | dynamic | external
 
 
 @dataclass(slots=True, unsafe_hash=True)

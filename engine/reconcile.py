@@ -18,6 +18,7 @@ import pathspec
 from immutables import Map
 
 from engine.config import CONFIG_FILE
+from engine.declared import declared_findings
 from engine.discovery.files import file_kind
 from engine.discovery.resolve import DocumentResolution, Reference
 from engine.discovery.universe import EMPTY
@@ -95,7 +96,7 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
                 f"Update the mention to `{replacement}` (a quick fix can update every document at once).",
                 key("SYMBOL_RENAMED", ref.symbol or ref.text), entity=f"{MODULE}:{ref.target_path}",
                 data={"symbol": ref.symbol, "replacement": replacement, "module": ref.target_path}))
-        elif ref.status == "unresolved" and ref.origin in ("covers", "relation"):
+        elif ref.status == "unresolved" and ref.origin == "covers":
             out.append(_finding(
                 "COVERS_TARGET_MISSING", f"{ref.message[0].upper()}{ref.message[1:]}." if ref.message else
                 f"`{ref.text}` matches nothing.", path, _range(ref.span),
@@ -105,7 +106,9 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
         out.append(_finding("DOCBRIDGE_BLOCK_INVALID", issue.message, path,
                             _range(issue),
                             "Fix the YAML between the `---` lines; until then nothing in the block is used.",
-                            key("DOCBRIDGE_BLOCK_INVALID", issue.message)))
+                            key("DOCBRIDGE_BLOCK_INVALID", issue.message),
+                            data={"declarationCode": issue.code}))
+    out.extend(declared_findings(ws, resolution, facts))
     for index, region in enumerate(facts.regions):
         if not region.edited or not region.closed:
             continue
@@ -316,7 +319,7 @@ class FindingsIndex:
     the very same tuple with the ancestor's index (`changed_since` compares by identity).
     """
 
-    # path -> (resolution the findings were computed from, findings, names an ambiguous symbol)
+    # path -> (resolution the findings were computed from, findings, follows module changes)
     documents: Map[str, tuple[DocumentResolution, tuple[Finding, ...], bool]] = EMPTY
     repository: tuple[Finding, ...] = ()
     repository_key: Any = None
@@ -350,7 +353,9 @@ class FindingsIndex:
                 continue
             facts = ws.universe.documents.get(path)
             findings = tuple(document_findings(ws, resolution, facts)) if facts is not None else ()
-            documents[path] = (resolution, findings, any(f.code == "SYMBOL_AMBIGUOUS" for f in findings))
+            # recomputed after any module change: an ambiguous symbol's related locations, declared relations
+            follows = bool(resolution.declared_endpoints) or any(f.code == "SYMBOL_AMBIGUOUS" for f in findings)
+            documents[path] = (resolution, findings, follows)
             touched.add(path)
         repository, repository_key, imports = previous.repository, previous.repository_key, previous.imports
         key = tuple(ws.structure)

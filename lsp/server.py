@@ -228,9 +228,9 @@ def safely(default: Any = None) -> Callable[[F], F]:
 
 def create_server() -> DocBridgeServer:
     """A new server with every feature registered."""
-    from lsp import commands, documents, editing, lifecycle, navigation, proposals
+    from lsp import commands, documents, editing, governance, lifecycle, navigation, proposals
     server = DocBridgeServer()
-    for module in (lifecycle, documents, navigation, editing, commands, proposals):
+    for module in (lifecycle, documents, navigation, editing, commands, proposals, governance):
         module.register(server)
     return server
 

@@ -113,7 +113,8 @@ def test_frontmatter_subset_and_covers_declarations_with_lines() -> None:
 def test_malformed_yaml_is_an_issue_at_the_line_where_the_construct_starts() -> None:
     text = "---\ntitle: Deploy\ntags: [deploy, operations\nowner: ops\n---\n# Deploy\n\nBody.\n"
     facts = analyze_markdown("docs/deploy.md", text)
-    assert [(i.code, i.line) for i in facts.issues] == [("DOCBRIDGE_BLOCK_INVALID", 2)]
+    # the original's distinct code (check reports it as DOCBRIDGE_BLOCK_INVALID with data.declarationCode)
+    assert [(i.code, i.line) for i in facts.issues] == [("DOCBRIDGE_FRONTMATTER_MALFORMED", 2)]
     assert "flow sequence" in facts.issues[0].message
     assert facts.frontmatter == () and facts.declarations == ()  # never a half-parsed guess
     assert [h.text for h in facts.headings] == ["Deploy"]

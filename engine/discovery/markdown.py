@@ -10,7 +10,7 @@ links or mentions.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 import regex
 import yaml
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.1.1"
+ANALYZER_VERSION = "1.2.1"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
@@ -169,7 +169,7 @@ class DeclaredRelation(BaseModel):
     from_: str = Field(alias="from", min_length=1)
     to: str = Field(min_length=1)
     kind: str = "imports"
-    detection: str = "static"
+    detection: Literal["static", "dynamic", "external"] = "static"
 
 
 class DocbridgeBlock(BaseModel):
@@ -222,12 +222,37 @@ def _key_line(lines: list[str], first: int, last: int, key: str, after: int | No
     return first
 
 
+def declaration_code(loc: list[str], error_type: str) -> str:
+    """The original's distinct declaration code for a frontmatter validation error at `loc`."""
+    if not loc:
+        return "DOCBRIDGE_STRUCTURE_INVALID"
+    if loc[0] == "covers":
+        return "DOCBRIDGE_COVERS_INVALID"
+    if loc[0] != "docbridge":
+        return "DOCBRIDGE_FRONTMATTER_MALFORMED"
+    if len(loc) == 1:
+        return "DOCBRIDGE_BLOCK_MALFORMED"
+    if error_type == "extra_forbidden" and len(loc) == 2:
+        return "DOCBRIDGE_FIELD_UNKNOWN"
+    if loc[1] == "covers":
+        return "DOCBRIDGE_COVERS_INVALID"
+    if loc[1] == "relations":
+        if len(loc) <= 3:
+            return "DOCBRIDGE_RELATIONS_INVALID"
+        if loc[3] == "detection":
+            return "DOCBRIDGE_DETECTION_INVALID"
+        if error_type == "missing":
+            return "DOCBRIDGE_RELATION_FIELD_MISSING"
+        return "DOCBRIDGE_RELATION_INVALID"
+    return "DOCBRIDGE_BLOCK_MALFORMED"
+
+
 def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple[
         tuple[tuple[str, str], ...], tuple[Declaration, ...], tuple[Issue, ...]]:
     """Parse the YAML between lines `first` and `last` (exclusive): subset, declarations, issues."""
-    def issue(message: str, line: int) -> tuple[Issue, ...]:
+    def issue(message: str, line: int, code: str = "DOCBRIDGE_FRONTMATTER_MALFORMED") -> tuple[Issue, ...]:
         width = len(lines[line]) if 0 <= line < len(lines) else 0
-        return (Issue("DOCBRIDGE_BLOCK_INVALID", message, line, 0, line, width),)
+        return (Issue(code, message, line, 0, line, width),)
 
     try:
         data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
@@ -242,7 +267,8 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first)
+        return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first,
+                             "DOCBRIDGE_STRUCTURE_INVALID")
     try:
         parsed = Frontmatter.model_validate(data)
     except ValidationError as exc:
@@ -252,7 +278,7 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         if len(loc) > 1 and loc[0] == "docbridge" and not loc[1].isdigit():
             line = _key_line(lines, first, last, loc[1], after=line)
         where = ".".join(loc)
-        return (), (), issue(f"Frontmatter key `{where}`: {error['msg']}.", line)
+        return (), (), issue(f"Frontmatter key `{where}`: {error['msg']}.", line, declaration_code(loc, error["type"]))
     subset = []
     for key in FRONTMATTER_KEYS:
         value = getattr(parsed, key)
@@ -267,21 +293,30 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         declarations.append(Declaration("covers", ref.strip(), line, column, column + len(ref)))
     if block:
         for relation in block.relations:
-            line, column = _locate(lines, first, last, relation.from_, seen_lines)
+            line, column = _locate(lines, first, last, relation.from_, seen_lines, "from")
             declarations.append(Declaration("relation", relation.from_.strip(), line, column,
-                                            column + len(relation.from_), relation.to.strip(), relation.kind))
+                                            column + len(relation.from_), relation.to.strip(), relation.kind,
+                                            relation.detection))
     return tuple(subset), tuple(declarations), ()
 
 
-def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str, int]) -> tuple[int, int]:
-    """The line and column of a frontmatter value (the next occurrence after the last one found)."""
-    start = seen.get(needle, first)
+def _locate(lines: list[str], first: int, last: int, needle: str, seen: dict[str, int],
+            key: str | None = None) -> tuple[int, int]:
+    """The line and column of a frontmatter value (the next occurrence after the last one found); with `key`,
+    only where it is that key's value (`from: <needle>`)."""
+    marker = f"{key}\0{needle}" if key else needle
+    start = seen.get(marker, first)
+    pattern = re.compile(rf"\b{re.escape(key)}\s*:\s*[\"']?") if key else None
     for index in range(start, last):
-        column = lines[index].find(needle)
+        if pattern is not None:
+            match = pattern.search(lines[index])
+            column = match.end() if match and lines[index].startswith(needle, match.end()) else -1
+        else:
+            column = lines[index].find(needle)
         if column >= 0:
-            seen[needle] = index + 1
+            seen[marker] = index + 1
             return index, column
-    return first, 0
+    return (_locate(lines, first, last, needle, seen) if key else (first, 0))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -386,7 +421,7 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     try:
         tokens = parser().parse(text, env)
     except Exception as exc:  # pathological input must not take the scan down
-        issue = Issue("DOCBRIDGE_BLOCK_INVALID", f"The document could not be parsed: {exc}.", 0, 0, 0, 0)
+        issue = Issue("DOCBRIDGE_FRONTMATTER_MALFORMED", f"The document could not be parsed: {exc}.", 0, 0, 0, 0)
         return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (issue,), (), (), (), "en",
                              len(lines), "")
 

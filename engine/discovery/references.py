@@ -105,6 +105,9 @@ class DocumentResolution:
     deps: frozenset[Key]
     truncated: bool = False
     declared_relations: tuple[tuple[str, str, str], ...] = ()  # (from id, to id, kind)
+    # each relation declaration of the facts, in order: (its index in `declarations`, from id, to id), an id
+    # None when that endpoint resolves to nothing
+    declared_endpoints: tuple[tuple[int, str | None, str | None], ...] = ()
 
 
 
@@ -441,7 +444,8 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
     for span in facts.code_spans:
         references.append(resolver.token(span.text, span.span, "code"))
     declared: list[tuple[str, str, str]] = []
-    for declaration in facts.declarations:
+    endpoints: list[tuple[int, str | None, str | None]] = []
+    for index, declaration in enumerate(facts.declarations):
         span = Span(declaration.line, declaration.column, declaration.line, declaration.end_column)
         target, path = resolver.declaration_ref(declaration.ref)
         if declaration.kind == "covers":
@@ -456,6 +460,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                                                     f"or package"))
         else:
             other, _ = resolver.declaration_ref(declaration.target)
+            endpoints.append((index, target or None, other or None))
             if target and other:
                 declared.append((target, other, declaration.relation_kind))
                 references.append(Reference("relation", span, declaration.ref, "resolved", target, path,
@@ -480,7 +485,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                       f"Document references more than {universe.config.limits.relations_per_document} "
                       f"entities; the remainder was not recorded."))
     return DocumentResolution(facts.path, relations, tuple(references), tuple(notes), frozenset(resolver.deps),
-                              truncated, tuple(sorted(set(declared))))
+                              truncated, tuple(sorted(set(declared))), tuple(endpoints))
 
 
 def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], cap: int) -> tuple[

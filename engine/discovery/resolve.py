@@ -22,7 +22,7 @@ from engine.discovery.references import (
 from engine.discovery.universe import Key, Universe
 from engine.model import MarkdownFacts, ModuleFacts
 
-RESOLVER_VERSION = "1.2.0"
+RESOLVER_VERSION = "1.3.0"
 
 Resolution = DocumentResolution | ModuleResolution
 

@@ -28,6 +28,7 @@ local EXPECT = {
   rename_from = "docs/storage.md",
   rename_to = "docs/ops/storage.md",
   rename_linker = "docs/deployment.md", -- links to storage.md#migrations
+  doctor_grade = "B", -- no golden suite configured: hit@3 not analysed, no grade A
 }
 local given = os.getenv("DOCBRIDGE_E2E_EXPECT")
 if given and given ~= "" then
@@ -137,7 +138,8 @@ local function run()
       table.insert(attached, { client = client.id, bufnr = bufnr })
     end,
   })
-  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename", "DocBridgeRender" }) do
+  for _, command in ipairs({ "DocBridgeSearch", "DocBridgeHandoff", "DocBridgeReindex", "DocBridgeRename",
+    "DocBridgeRender", "DocBridgeDoctor" }) do
     check("command :" .. command .. " exists", vim.fn.exists(":" .. command) == 2)
   end
 
@@ -402,7 +404,19 @@ local function run()
   check("DocBridgeReindex notifies 'Doc Bridge reindexed N files in S s'", reindexed,
     (report.notifications[#report.notifications] or {}).message)
 
-  -- 8b. :DocBridgeRender writes one area page -------------------------------------------------------------
+  -- 8b. :DocBridgeDoctor (before the rendered page of 8c adds a document) ----------------------------------
+  vim.cmd("DocBridgeDoctor")
+  local shown = vim.wait(timeout, function()
+    return find_buffer("docbridge://doctor") ~= nil
+  end, 20)
+  local doctor = find_buffer("docbridge://doctor")
+  local first_line = doctor and (vim.api.nvim_buf_get_lines(doctor, 0, 1, false)[1] or "") or ""
+  check("DocBridgeDoctor shows the report with grade " .. EXPECT.doctor_grade,
+    shown and first_line:find("grade " .. EXPECT.doctor_grade, 1, true) == 1, first_line)
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/docs/billing.md"))
+  local line = require("docbridge").statusline()
+  check("the statusline shows the grade", line:find("grade " .. EXPECT.doctor_grade, 1, true) ~= nil, line)
+  -- 8c. :DocBridgeRender writes one area page -------------------------------------------------------------
   before = #report.notifications
   vim.cmd("DocBridgeRender area src/billing")
   local rendered = vim.wait(timeout, function()

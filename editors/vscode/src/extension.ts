@@ -28,6 +28,7 @@ import {
   formatReindex,
   formatRender,
   formatStatus,
+  parseDoctorGrade,
   handoffArguments,
   handoffDocumentPath,
   handoffMarkdown,
@@ -238,6 +239,10 @@ class DocBridge implements vscode.Disposable {
   private client: DocBridgeLanguageClient | undefined;
   private problem: Problem | undefined;
   private shownState: DisplayStatus['state'] | undefined;
+  /** The doctor grade of the running client's first folder, asked once when its first scan is ready. */
+  private grade: string | undefined;
+  private gradeAsked = false;
+  private lastStatus: DisplayStatus | undefined;
   private lastNotified: string | undefined;
   /** Start/stop/restart run one after the other. */
   private lifecycle: Promise<void> = Promise.resolve();
@@ -273,7 +278,8 @@ class DocBridge implements vscode.Disposable {
 
   private setStatus(status: DisplayStatus): void {
     this.shownState = status.state;
-    const view = formatStatus(status);
+    this.lastStatus = status;
+    const view = formatStatus(status, this.grade);
     this.statusItem.text = view.text;
     this.statusItem.tooltip = view.tooltip;
     this.statusItem.backgroundColor =
@@ -361,6 +367,10 @@ class DocBridge implements vscode.Disposable {
       const status = parseStatus(params);
       if (status !== undefined && this.client === client) {
         this.setStatus(status);
+        if (status.state === 'ready' && !this.gradeAsked) {
+          this.gradeAsked = true;
+          void this.refreshGrade(client);
+        }
       }
     });
     client.onDidChangeState((event) => {
@@ -373,6 +383,8 @@ class DocBridge implements vscode.Disposable {
     });
 
     this.client = client;
+    this.grade = undefined;
+    this.gradeAsked = false;
     this.setStatus({ state: 'starting' });
     try {
       await client.startOrThrow();
@@ -497,6 +509,21 @@ class DocBridge implements vscode.Disposable {
     return token === undefined
       ? client.sendRequest(ExecuteCommandRequest.type, params)
       : client.sendRequest(ExecuteCommandRequest.type, params, token);
+  }
+
+  /** Ask the server for the doctor grade (without opening the report) and show it in the status bar. */
+  private async refreshGrade(client: LanguageClient): Promise<void> {
+    try {
+      const grade = parseDoctorGrade(await this.execute(client, SERVER_COMMANDS.doctor, [{ show: false }]));
+      if (this.client === client && grade !== undefined) {
+        this.grade = grade;
+        if (this.lastStatus !== undefined && this.lastStatus.state === 'ready') {
+          this.setStatus(this.lastStatus);
+        }
+      }
+    } catch (error) {
+      this.log(`doctor: ${errorMessage(error)}`);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -247,7 +247,14 @@ export function parseStatus(value: unknown): ServerStatus | undefined {
   return status;
 }
 
-export function formatStatus(status: DisplayStatus): StatusView {
+/** The grade (A–F) of the first folder in a `docbridge.doctor` response, or undefined. */
+export function parseDoctorGrade(value: unknown): string | undefined {
+  const first = Array.isArray(value) ? value[0] : undefined;
+  const grade = isObject(first) ? first.grade : undefined;
+  return typeof grade === 'string' && /^[A-F]$/.test(grade) ? grade : undefined;
+}
+
+export function formatStatus(status: DisplayStatus, grade?: string): StatusView {
   const hint = 'Click to show the Doc Bridge output.';
   switch (status.state) {
     case 'starting':
@@ -262,12 +269,15 @@ export function formatStatus(status: DisplayStatus): StatusView {
         tone: 'normal',
       };
     }
-    case 'ready':
+    case 'ready': {
+      const graded = grade === undefined ? '' : ` · grade ${grade}`;
+      const doctor = grade === undefined ? '' : `Doctor grade ${grade} (the docbridge.doctor command opens the report). `;
       return {
-        text: `$(book) Doc Bridge: ${plural(status.findings, 'finding')}`,
-        tooltip: `Doc Bridge indexed ${plural(status.files, 'file')} and reports ${plural(status.findings, 'finding')}. ${hint}`,
+        text: `$(book) Doc Bridge: ${plural(status.findings, 'finding')}${graded}`,
+        tooltip: `Doc Bridge indexed ${plural(status.files, 'file')} and reports ${plural(status.findings, 'finding')}. ${doctor}${hint}`,
         tone: 'normal',
       };
+    }
     case 'error':
       return {
         text: '$(error) Doc Bridge: error',

@@ -10,6 +10,7 @@ export const SERVER_COMMANDS = {
   explain: 'docbridge.explain',
   reindex: 'docbridge.reindex',
   render: 'docbridge.render',
+  doctor: 'docbridge.doctor',
 } as const;
 
 /** Templates `docbridge.render` knows (`docbridge render TEMPLATE`), in the order the palette offers them. */

@@ -1,5 +1,6 @@
 -- Doc Bridge for Neovim: starts the Doc Bridge language server (`docbridge-lsp`) for Markdown and
--- JavaScript/TypeScript buffers and adds :DocBridgeSearch, :DocBridgeHandoff and :DocBridgeReindex.
+-- JavaScript/TypeScript buffers and adds :DocBridgeSearch, :DocBridgeHandoff, :DocBridgeReindex and
+-- :DocBridgeDoctor.
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client + vim.lsp.buf_attach_client) and on newer versions
 -- (vim.lsp.start). See :help docbridge.
@@ -27,6 +28,7 @@ M.config = vim.deepcopy(defaults)
 
 local clients_by_root = {} -- root -> client id (Neovim 0.7 path)
 local statuses = {} -- client id -> last docbridge/status params
+local grades = {} -- client id -> the last doctor grade ("A".."F") of its first folder
 local warned_cmd = false
 
 -- ------------------------------------------------------------------------------------------ helpers
@@ -298,7 +300,9 @@ function M.statusline()
   elseif status.state == "error" then
     return "Doc Bridge: error"
   end
-  return string.format("Doc Bridge: %d findings", status.findings or 0)
+  local client = M.client()
+  local grade = client and grades[client.id]
+  return string.format("Doc Bridge: %d findings", status.findings or 0) .. (grade and (" · grade " .. grade) or "")
 end
 
 --- Run a server command: callback(err, result, client). `arguments` is the positional argument list.
@@ -537,6 +541,50 @@ function M.render(template, key)
   end)
 end
 
+-- ------------------------------------------------------------------------------------------ doctor
+
+--- Run the doctor (`docbridge.doctor`): the grade goes to the statusline; with `show`, the report opens in a
+--- scratch buffer `docbridge://doctor`.
+function M.doctor(show)
+  M.execute("docbridge.doctor", { { show = false } }, function(err, result, client)
+    if err then
+      notify("doctor failed: " .. error_message(err), vim.log.levels.ERROR)
+      return
+    end
+    local first = type(result) == "table" and result[1] or nil
+    if not first then
+      return
+    end
+    if client then
+      grades[client.id] = first.grade
+    end
+    pcall(vim.cmd, "doautocmd <nomodeline> User DocBridgeStatus")
+    if show then
+      local name = "docbridge://doctor"
+      local bufnr = vim.fn.bufnr(name)
+      if bufnr == -1 then
+        bufnr = api.nvim_create_buf(true, true)
+        api.nvim_buf_set_name(bufnr, name)
+      end
+      vim.bo[bufnr].buftype = "nofile"
+      vim.bo[bufnr].filetype = "text"
+      vim.bo[bufnr].modifiable = true
+      api.nvim_buf_set_lines(bufnr, 0, -1, false, vim.split(first.text or "", "\n", { trimempty = true }))
+      vim.bo[bufnr].modifiable = false
+      api.nvim_set_current_buf(bufnr)
+    end
+  end)
+end
+
+--- The last doctor grade of a client (default: the current buffer's), or nil.
+function M.grade(client_id)
+  if client_id == nil then
+    local client = M.client()
+    client_id = client and client.id
+  end
+  return client_id and grades[client_id] or nil
+end
+
 -- ------------------------------------------------------------------------------------------ rename
 
 --- Move the current buffer's file (or `old`) to `new` and keep every reference to it right: the server's
@@ -617,6 +665,9 @@ local function create_commands()
     end,
     desc = "Doc Bridge: write generated documentation (template, optional area or record)",
   })
+  api.nvim_create_user_command("DocBridgeDoctor", function()
+    M.doctor(true)
+  end, { nargs = 0, desc = "Doc Bridge: grade the documentation and show the report" })
   api.nvim_create_user_command("DocBridgeRename", function(args)
     M.rename_file(args.args)
   end, { nargs = 1, complete = "file", desc = "Doc Bridge: move this file and update every link to it" })

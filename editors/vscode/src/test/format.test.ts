@@ -8,6 +8,7 @@ import {
   formatReindex,
   formatRender,
   formatStatus,
+  parseDoctorGrade,
   handoffArguments,
   handoffDocumentPath,
   handoffMarkdown,
@@ -149,6 +150,15 @@ describe('parseStatus / formatStatus', () => {
     assert.equal(formatStatus({ state: 'ready', files: 10, findings: 1 }).text, '$(book) Doc Bridge: 1 finding');
     assert.equal(formatStatus({ state: 'ready', files: 10, findings: 0 }).text, '$(book) Doc Bridge: 0 findings');
     assert.match(formatStatus({ state: 'ready', files: 1, findings: 0 }).tooltip, /indexed 1 file and/);
+  });
+  test('ready with a doctor grade shows it', () => {
+    const view = formatStatus({ state: 'ready', files: 10, findings: 7 }, 'B');
+    assert.equal(view.text, '$(book) Doc Bridge: 7 findings · grade B');
+    assert.match(view.tooltip, /Doctor grade B/);
+    assert.equal(parseDoctorGrade([{ root: 'file:///r', grade: 'A', score: 95.1 }]), 'A');
+    assert.equal(parseDoctorGrade([{ grade: 'excellent' }]), undefined);
+    assert.equal(parseDoctorGrade({ grade: 'A' }), undefined);
+    assert.equal(parseDoctorGrade([]), undefined);
   });
   test('error, missing server and failed start are flagged', () => {
     const error = formatStatus({ state: 'error', files: 0, findings: 0, message: 'config invalid' });
