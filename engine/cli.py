@@ -748,7 +748,7 @@ def _register_governance(commands: Any) -> None:
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
                                                  _register_lsp, _register_bench, _register_mcp, _register_index,
                                                  _register_list, _register_ask, _register_semantic,
-                                                 _register_enrich, _register_render, _register_governance]
+                                                 _register_governance, _register_render, _register_enrich]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -108,14 +108,15 @@ def overlay_findings(root: Path, entities: dict[str, Any]) -> list[dict[str, Any
     return sorted(out, key=lambda f: (f["path"] or "", f["line"] or 0, f["code"], f["proposalId"]))
 
 
-def cmd_check_enrich(args: argparse.Namespace) -> int:
+def cmd_check_enrich(args: argparse.Namespace, plain_check: Any = None) -> int:
+    run_check = plain_check or cmd_check
     if not getattr(args, "enrich", False):
-        return cmd_check(args)
+        return int(run_check(args))
     if args.output or args.format == "sarif":
         raise UsageError("check --enrich prints text or --format json to stdout only.")
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        status = cmd_check(args)  # the deterministic result: never changed by the overlay
+        status = int(run_check(args))  # the deterministic result: never changed by the overlay
     root = _root(args.root)
     workspace = open_workspace(root, use_cache=not args.no_cache)
     extra = overlay_findings(root, workspace.ensure_resolved().snapshot().entities)
@@ -229,7 +230,9 @@ def register(commands: Any) -> None:
     check = commands.choices["check"]
     check.add_argument("--enrich", action="store_true",
                        help="also list the enrichment overlay's findings (labelled; the exit status is unchanged)")
-    check.set_defaults(handler=cmd_check_enrich)
+    # wrap whatever `check` runs by now (rules modes add their own handler): the overlay only appends
+    plain_check = check.get_default("handler") or cmd_check
+    check.set_defaults(handler=lambda args: cmd_check_enrich(args, plain_check))
     bench = commands.choices["bench"]
     bench.add_argument("--overlay", action="store_true",
                        help="retrieval: rank without and with the enrichment overlay; exit 1 when hit@3 drops")
