@@ -72,6 +72,15 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
+def doctor_grade(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The grade `docbridge doctor` gives the fixture: the status bar shows it once the first scan is ready."""
+    root = copy_fixture("acme", tmp_path_factory.mktemp("doctor"))
+    result = docbridge("doctor", "--root", str(root), "--json")
+    assert result.returncode == 0, result.stderr
+    return str(json.loads(result.stdout)["grade"])
+
+
+@pytest.fixture(scope="module")
 def vscode(acme: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[code_server.CodeServer]:
     for stamp in ("node", "code-server", "playwright"):
         if not (SCRATCH / f"{stamp}.installed").exists():
@@ -124,8 +133,9 @@ def screenshot_each_step(request: pytest.FixtureRequest, workbench: Workbench) -
     workbench.screenshot(request.node.name.removeprefix("test_"))
 
 
-def test_status_bar_counts_the_findings(workbench: Workbench, findings: list[dict[str, Any]]) -> None:
-    expected = f"Doc Bridge: {len(findings)} findings"
+def test_status_bar_counts_the_findings(workbench: Workbench, findings: list[dict[str, Any]],
+                                        doctor_grade: str) -> None:
+    expected = f"Doc Bridge: {len(findings)} findings · grade {doctor_grade}"
     workbench.poll(f"the status bar item {expected!r}", lambda: workbench.status_item("Doc Bridge") == expected,
                    timeout=120)
     # VS Code's own problem counts agree, severity by severity
