@@ -2,13 +2,19 @@
 
 Analysis of many files runs in a process pool (the analyzers are pure functions of a file's text); facts
 are cached in `.docbridge/cache/facts.json` by size, mtime and content hash, so a scan of an unchanged tree
-parses nothing.
+parses nothing. A pool worker never outlives the process that started it: on Linux the kernel kills it when
+that process dies (PR_SET_PDEATHSIG), and a watchdog thread in the worker exits it once its parent changed
+(the fallback elsewhere, and for a parent that died before the worker armed the signal).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +35,8 @@ from engine.state import ModelState, ScanReport
 from engine.transitions import resolve_everything
 
 Progress = Callable[[str, int, int], None]
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+WATCHDOG_INTERVAL = 0.5  # seconds between a worker's checks that its parent is still there
 POOL_THRESHOLD = 400  # below this many files to parse, a process pool costs more than it saves
 BATCH = 48
 
@@ -119,8 +127,8 @@ def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
         method = "fork" if threading.active_count() == 1 else "spawn"
         batches = [work[i:i + BATCH] for i in range(0, total, BATCH)]
         done = 0
-        with ProcessPoolExecutor(max_workers=min(jobs, 8),
-                                 mp_context=multiprocessing.get_context(method)) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, 8), mp_context=multiprocessing.get_context(method),
+                                 initializer=follow_parent, initargs=(os.getpid(),)) as pool:
             for result in pool.map(analyze_batch, batches):
                 done += len(result)
                 if progress:
@@ -136,4 +144,24 @@ def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
         progress("analyze", total, total)
 
 
-__all__ = ["Progress", "analyze_pending", "scan_state"]
+def follow_parent(parent: int) -> None:
+    """Pool worker initializer: end this process when `parent` (the process that started the pool) dies.
+
+    A worker blocks reading its task queue, whose write end its siblings also hold, so it never sees the
+    parent go: after `kill -9` of a scan its workers would live on as orphans."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="docbridge-parent-watchdog", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_INTERVAL)
+    os._exit(1)
+
+
+__all__ = ["Progress", "analyze_pending", "follow_parent", "scan_state"]

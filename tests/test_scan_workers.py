@@ -1,0 +1,78 @@
+"""A scan's worker processes never outlive it: `kill -9` of `docbridge scan` during a cold scan leaves no
+orphan, and the next scan succeeds with the artifacts an undisturbed scan writes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BIN, docbridge_json
+
+from engine.bench_kill import artifacts_parse, descendants, wait_gone
+from engine.scan import POOL_THRESHOLD
+from engine.synthetic import generate
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def test_killing_a_cold_scan_takes_its_workers_with_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    generate(root, POOL_THRESHOLD // 2 + 100)  # Markdown + TypeScript files: enough for the process pool
+    scan = subprocess.Popen([str(BIN / "docbridge"), "scan", "--root", str(root), "--json", "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + 60
+    while not workers and scan.poll() is None and time.monotonic() < deadline:
+        workers = descendants(scan.pid)
+        time.sleep(0.005)
+    assert workers, "the scan never started worker processes"
+    time.sleep(0.1)  # the workers are analyzing
+    workers |= descendants(scan.pid)
+    scan.send_signal(signal.SIGKILL)
+    scan.wait()
+    orphans = wait_gone(workers, 5.0)
+    for pid, _ in orphans:  # do not leave them behind when the assertion fails
+        subprocess.run(["kill", "-9", str(pid)], check=False)
+    assert not orphans, f"{len(orphans)} of {len(workers)} worker(s) outlived the killed scan"
+    assert artifacts_parse(root)
+    after = docbridge_json("scan", "--root", str(root), "--json", "--jobs", "2")  # uses what the kill left
+    snapshot = json.loads((root / ".docbridge/snapshot.json").read_text(encoding="utf-8"))
+    fresh = docbridge_json("scan", "--root", str(root), "--json", "--no-cache")
+    assert after["content_hash"] == snapshot["content_hash"] == fresh["content_hash"]
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def test_killing_the_language_server_during_its_first_scan_takes_the_workers_with_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    generate(root, POOL_THRESHOLD // 2 + 300)
+    server = subprocess.Popen([str(BIN / "docbridge-lsp")], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    assert server.stdin is not None
+    server.stdin.write(_frame({"id": 1, "method": "initialize", "params": {
+        "processId": None, "rootUri": root.as_uri(), "capabilities": {}}}) +
+        _frame({"method": "initialized", "params": {}}))
+    server.stdin.flush()
+    workers: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + 60
+    while not workers and server.poll() is None and time.monotonic() < deadline:
+        workers = descendants(server.pid)
+        time.sleep(0.005)
+    assert workers, "the first scan never started worker processes"
+    time.sleep(0.3)  # spawned workers are importing the analyzers
+    workers |= descendants(server.pid)
+    server.send_signal(signal.SIGKILL)
+    server.wait()
+    server.stdin.close()
+    orphans = wait_gone(workers, 5.0)
+    for pid, _ in orphans:
+        subprocess.run(["kill", "-9", str(pid)], check=False)
+    assert not orphans, f"{len(orphans)} of {len(workers)} worker(s) outlived the killed language server"
