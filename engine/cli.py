@@ -409,6 +409,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_retrieval(args)
     if args.suite == "lsp":
         return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
+    if args.suite == "kill":
+        from engine.bench_kill import bench_kill
+        return bench_kill((args.files or [1000])[0], workdir, args.json, trials=args.trials)
     if args.suite == "mcp":
         from docbridge.bench_mcp import bench_mcp
         return bench_mcp((args.files or [5000])[0], workdir, args.json)
@@ -479,7 +482,7 @@ def _index_retriever(path: Path) -> Any:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp"],
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
@@ -498,6 +501,8 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("--files", type=int, nargs="+", metavar="N",
                        help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000)")
     bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
+    bench.add_argument("--trials", type=int, default=20, metavar="N",
+                       help="kill: how many cold scans to kill -9 at a random moment (default: 20)")
     bench.add_argument("--json", action="store_true", help="print figures as JSON")
     bench.set_defaults(handler=cmd_bench)
 
