@@ -105,7 +105,7 @@ class DocBridgeServer(LanguageServer):
     async def target(self, uri: str, *, provisional: bool = True) -> Target | None:
         """The folder, path and current state for `uri`, after every change sent before this request. During
         the first scan: the provisional state of an open Markdown buffer (when `provisional`), else the full
-        model once it is there; None when the file is outside every folder."""
+        model once it is there; None when the file is outside every folder or over `limits.maxFileBytes`."""
         folder, path = self.folders.locate(uri)
         if folder is None or path is None:
             return None
@@ -118,7 +118,9 @@ class DocBridgeServer(LanguageServer):
                 return None
         await folder.settled()
         state = folder.state
-        return Target(folder, path, state, uri) if state is not None else None
+        if state is None or too_large(state, path):
+            return None
+        return Target(folder, path, state, uri)
 
     def ready_target(self, uri: str) -> Target | object | None:
         """The target of a request that can be answered now (the full model, every change applied), None
@@ -129,7 +131,7 @@ class DocBridgeServer(LanguageServer):
         state = folder.state
         if state is None or folder.applied < folder.received:
             return protocol.LATER
-        return Target(folder, path, state, uri)
+        return Target(folder, path, state, uri) if not too_large(state, path) else None
 
     async def first_model(self, folder: Folder) -> None:
         if folder.workspace is None and not folder.refused:
@@ -191,6 +193,12 @@ class DocBridgeServer(LanguageServer):
                 self.workspace_code_lens_refresh(None)
             except Exception:
                 log.debug("code lens refresh failed", exc_info=True)
+
+
+def too_large(state: ModelState, path: str) -> bool:
+    """Whether the file (its open buffer, when there is one) is over `limits.maxFileBytes`: no request kind
+    answers from it; its only diagnostic says it is too large to analyze."""
+    return state.skipped.get(path) == "too-large"
 
 
 def safely(default: Any = None) -> Callable[[F], F]:
@@ -264,4 +272,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["DocBridgeServer", "Target", "create_server", "main", "safely"]
+__all__ = ["DocBridgeServer", "Target", "create_server", "main", "safely", "too_large"]

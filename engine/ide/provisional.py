@@ -161,8 +161,9 @@ def provisional_state(root: Path, config: Config, path: str, text: str,
                       buffers: Mapping[str, str] | None = None) -> ModelState | None:
     """A state holding one open Markdown document resolved against the file system (None for other files)."""
     clean = normalise(path)
-    if not clean or file_kind(clean) != "document" or len(text) > config.limits.max_file_bytes:
-        return None
+    limit = config.limits.max_file_bytes
+    if not clean or file_kind(clean) != "document" or len(text) > limit or len(text.encode("utf-8")) > limit:
+        return None  # over the cap in characters, or in UTF-8 bytes as files on disk are measured
     open_buffers = dict(buffers or {})
     open_buffers[clean] = text
     rules = _LazyIgnoreRules(root, config)
