@@ -255,7 +255,7 @@ def register(server: DocBridgeServer) -> None:
             name = "".join(c if c.isalnum() or c in "._-" else "-" for c in payload["target"]["path"]).strip("-.")
             target = artifact_dir(folder.root) / "handoffs" / f"{name or 'root'}.md"
             write_atomic(target, markdown.encode("utf-8"))
-            await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))
+            await ls.show_document(path_to_uri(target))
         return {"handoff": payload, "markdown": markdown}
 
     @server.command("docbridge.render")
@@ -280,8 +280,7 @@ def register(server: DocBridgeServer) -> None:
         except RenderError as exc:
             raise ValueError(str(exc)) from None
         if options.get("show") and payload["pages"]:
-            await ls.window_show_document_async(T.ShowDocumentParams(
-                uri=path_to_uri(state.root / payload["pages"][0]["path"]), take_focus=True))
+            await ls.show_document(path_to_uri(state.root / payload["pages"][0]["path"]))
         return payload
 
     @server.command("docbridge.lookup")
@@ -315,7 +314,7 @@ def register(server: DocBridgeServer) -> None:
             for path, kind in documents_about(state, f"{MODULE}:{module}", symbol):
                 out.append({"uri": ls.convert.uri(folder, path), "path": path, "relation": kind})
         if out:
-            await ls.window_show_document_async(T.ShowDocumentParams(uri=out[0]["uri"], take_focus=True))
+            await ls.show_document(out[0]["uri"])
         return out
 
     @server.feature(T.WORKSPACE_SYMBOL)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from lsprotocol import types as T
-
 from engine.artifacts import artifact_dir
 from engine.cache import write_atomic
 from engine.doctor import render_text, run_doctor
@@ -44,5 +42,5 @@ def register(server: DocBridgeServer) -> None:
         if out and show:
             target = artifact_dir(roots[0]) / "doctor.md"
             write_atomic(target, ("# Doc Bridge doctor\n\n```text\n" + out[0]["text"] + "```\n").encode("utf-8"))
-            await ls.window_show_document_async(T.ShowDocumentParams(uri=path_to_uri(target), take_focus=True))
+            await ls.show_document(path_to_uri(target))
         return out

@@ -10,7 +10,7 @@ from typing import Any
 import pygls.protocol.language_server as pygls_language_server
 from lsprotocol import types as T
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 
@@ -20,6 +20,7 @@ log = logging.getLogger("docbridge.lsp")
 
 
 LATER = object()  # a fast path's answer when the request must wait (for a scan or queued changes)
+IGNORED = JsonRPCNotification(method="$/docbridge/ignored", jsonrpc="2.0", params=None)  # handled already
 
 
 class Capabilities(ServerCapabilitiesBuilder):
@@ -39,13 +40,26 @@ def install() -> None:
 class DocBridgeProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
         """A request whose parameters do not fit its method still gets an answer ("invalid params")
-        instead of being dropped, which would leave the client waiting forever."""
+        instead of being dropped, which would leave the client waiting forever; a response of the client
+        that does not fit the server's request fails that request instead of leaving it waiting forever."""
+        if isinstance(data, dict) and "id" in data and data.get("method") == T.WORKSPACE_EXECUTE_COMMAND:
+            params = data.get("params")
+            given = params.get("arguments") if isinstance(params, dict) else None
+            if given is not None and not isinstance(given, list):  # a string would become one argument a letter
+                command = params.get("command") if isinstance(params, dict) else None
+                self._send_response(data["id"], None, JsonRpcInvalidParams(
+                    f"{command}: the arguments must be an array, not {type(given).__name__}").to_response_error())
+                return IGNORED
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
             if isinstance(data, dict) and "id" in data and "method" in data:
                 self._send_response(data["id"], None, exc.to_response_error())
-            return JsonRPCNotification(method="$/docbridge/ignored", jsonrpc="2.0", params=None)
+            elif isinstance(data, dict) and "id" in data:
+                future = self._request_futures.pop(data["id"], None)
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+            return IGNORED
 
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None,
                          kwargs: Any = None) -> None:

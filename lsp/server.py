@@ -34,6 +34,7 @@ from lsp.settings import LOG_LEVELS, Settings
 log = logging.getLogger("docbridge.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
 FIRST_SCAN_WAIT = 600.0  # seconds a request that needs the full model waits for the first scan
+SHOW_DOCUMENT_WAIT = 30.0  # seconds a command waits for the client to open a document it wrote
 
 
 @dataclass(slots=True)
@@ -166,6 +167,15 @@ class DocBridgeServer(LanguageServer):
             return None
         folder.provisional[path] = (text, state)
         return Target(folder, path, state, uri, provisional=True)
+
+    async def show_document(self, uri: str) -> None:
+        """Ask the client to open `uri`; a client that cannot (or answers something else) costs the command
+        nothing, since what it computed is in its answer."""
+        try:
+            await asyncio.wait_for(self.window_show_document_async(T.ShowDocumentParams(uri=uri, take_focus=True)),
+                                   SHOW_DOCUMENT_WAIT)
+        except Exception as exc:  # an error answer, a malformed one, or none in time
+            log.warning("the client did not show %s: %s", uri, exc)
 
     # ---- settings
 
