@@ -20,7 +20,9 @@ log = logging.getLogger("docbridge.lsp")
 
 MAX_HEADER_LINE = 8 * 1024
 MAX_BODY = 256 * 1024 * 1024  # four times the largest buffer the analyzer accepts, far above any real message
+READ_CHUNK = 1024 * 1024  # a body is read in pieces: a Content-Length the client never sends allocates nothing
 PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 
 
 def read_frames(stream: BinaryIO, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> None:
@@ -97,8 +99,9 @@ def _length(value: bytes, problem: str | None) -> tuple[int | None, str | None]:
 def _read_exactly(stream: BinaryIO, length: int) -> bytes | None:
     chunks: list[bytes] = []
     remaining = length
+    read = getattr(stream, "read1", stream.read)  # what has arrived, up to a piece: never `length` bytes at once
     while remaining > 0:
-        chunk = stream.read(remaining)
+        chunk = read(min(remaining, READ_CHUNK))
         if not chunk:
             return None
         chunks.append(chunk)
@@ -120,19 +123,26 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
         if stop.is_set():
             return
         try:
-            message = json.loads(body, object_hook=protocol.structure_message)
+            data = json.loads(body)
         except ValueError as exc:  # not JSON (or not UTF-8): the client hears it, with no id to answer
             log.error("a message that is not JSON was skipped: %s", exc)
-            _send_parse_error(protocol, f"The message is not valid JSON: {exc}.")
+            _send_error(protocol, PARSE_ERROR, f"The message is not valid JSON: {exc}.")
+            return
+        problem = invalid_message(data)
+        if problem is not None:  # JSON, but no JSON-RPC 2.0 message: answered, with its id when it has one
+            log.error("a message that is not a JSON-RPC 2.0 message was skipped: %s", problem)
+            request_id = data.get("id") if isinstance(data, dict) and "method" in data else None
+            _send_error(protocol, INVALID_REQUEST, f"Invalid request: {problem}.",
+                        request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None)
             return
         try:
-            protocol.handle_message(message)
+            protocol.handle_message(protocol.structure_message(data))
         except Exception:
             log.exception("handling a message failed")
 
     def skipped(reason: str) -> None:
         log.error("a malformed frame was skipped: %s", reason)
-        _send_parse_error(protocol, f"A malformed frame was skipped: {reason}.")
+        _send_error(protocol, PARSE_ERROR, f"A malformed frame was skipped: {reason}.")
 
     def finished() -> None:
         if not ended.done():
@@ -155,8 +165,26 @@ def _call(loop: asyncio.AbstractEventLoop, function: Callable[..., None], *args:
         loop.call_soon_threadsafe(function, *args)
 
 
-def _send_parse_error(protocol: Any, message: str) -> None:
-    payload = {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}
+def invalid_message(data: Any) -> str | None:
+    """Why `data` (parsed JSON) is no JSON-RPC 2.0 request, notification or response; None when it is one.
+    (Batches are not part of the Language Server Protocol.)"""
+    if not isinstance(data, dict):
+        return f"a message is a JSON object, not {type(data).__name__}"
+    if data.get("jsonrpc") != "2.0":
+        return f"jsonrpc must be \"2.0\", not {_excerpt(json.dumps(data.get('jsonrpc')).encode())}"
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return "method must be a string"
+        if "id" in data and not (isinstance(data["id"], str | int) and not isinstance(data["id"], bool)):
+            return "id must be a number or a string"
+        return None
+    if "id" not in data or ("result" not in data and "error" not in data):
+        return "a message without a method is a response: it has an id and a result or an error"
+    return None
+
+
+def _send_error(protocol: Any, code: int, message: str, request_id: Any = None) -> None:
+    payload = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     body = json.dumps(payload).encode("utf-8")
     writer = getattr(protocol, "writer", None)
     if writer is None:
@@ -165,4 +193,4 @@ def _send_parse_error(protocol: Any, message: str) -> None:
         writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
-__all__ = ["read_frames", "serve"]
+__all__ = ["invalid_message", "read_frames", "serve"]

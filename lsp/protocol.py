@@ -10,7 +10,7 @@ from typing import Any
 import pygls.protocol.language_server as pygls_language_server
 from lsprotocol import types as T
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcMethodNotFound
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 
@@ -32,9 +32,24 @@ class Capabilities(ServerCapabilitiesBuilder):
         return UTF8 if UTF8 in offered else UTF16
 
 
+def _not_deserialize_noise(record: logging.LogRecord) -> bool:
+    """pygls logs at error level, with a traceback, every message whose parameters do not fit their method
+    (DocBridgeProtocol answers and reports those itself, in one line) and every error a handler answers on
+    purpose (InvalidParams, RequestFailed: the answer says it all). Dropped, so a traceback means a bug."""
+    if str(record.msg).startswith("Unable to deserialize message"):
+        return False
+    if str(record.msg).startswith("Exception occurred for message") and record.exc_info:
+        error = record.exc_info[1]
+        return not (isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError))
+    return True
+
+
 def install() -> None:
     """Make pygls build Doc Bridge's capabilities (a module-level hook of pygls; idempotent)."""
     pygls_language_server.ServerCapabilitiesBuilder = Capabilities  # type: ignore[misc]
+    pygls_logger = logging.getLogger("pygls.protocol.json_rpc")
+    if _not_deserialize_noise not in pygls_logger.filters:
+        pygls_logger.addFilter(_not_deserialize_noise)
 
 
 class DocBridgeProtocol(LanguageServerProtocol):
@@ -53,6 +68,10 @@ class DocBridgeProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
+            cause = exc.__cause__ or exc
+            log.warning("a message that does not fit %s was answered with an error: %s",
+                        data.get("method", "the request it answers") if isinstance(data, dict) else "its method",
+                        str(cause).splitlines()[0] if str(cause) else type(cause).__name__)
             if isinstance(data, dict) and "id" in data and "method" in data:
                 self._send_response(data["id"], None, exc.to_response_error())
             elif isinstance(data, dict) and "id" in data:

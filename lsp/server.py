@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
@@ -73,6 +74,15 @@ class DocBridgeServer(LanguageServer):
         finally:
             self.shutdown()
 
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """An exception no `safely` caught (pygls answered it InternalError, or dropped a notification): counted
+        and sent to the client's log like a caught one (pygls has logged its traceback). Errors a handler
+        answers on purpose (InvalidParams, RequestFailed, ...) are answers, not failures."""
+        if isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError):
+            return
+        self.handler_errors += 1
+        self.log("error", f"Doc Bridge: a request or notification failed: {type(error).__name__}: {error}")
+
     def spawn(self, coroutine: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run a background task, keeping a reference so it is not collected before it finishes."""
         task = asyncio.ensure_future(coroutine)
@@ -93,7 +103,8 @@ class DocBridgeServer(LanguageServer):
 
     def status(self, folder: Folder, state: str, message: str | None = None) -> None:
         files = len(folder.state.facts) if folder.state is not None else 0
-        params = {"state": state, "files": files, "findings": folder.findings_total, "root": folder.uri}
+        params = {"state": state, "files": files, "findings": folder.findings_total, "root": folder.uri,
+                  "handlerErrors": self.handler_errors}
         if message:
             params["message"] = message
         try:

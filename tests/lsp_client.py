@@ -154,11 +154,23 @@ class RawClient:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls) -> RawClient:
+    async def start(cls, stderr: Any = asyncio.subprocess.DEVNULL) -> RawClient:
+        """The server as a subprocess; `stderr` (a file) receives its log."""
         process = await asyncio.create_subprocess_exec(SERVER, stdin=asyncio.subprocess.PIPE,
-                                                       stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.DEVNULL)
+                                                       stdout=asyncio.subprocess.PIPE, stderr=stderr)
         return cls(process)
+
+    async def ready(self, after: int = 0, timeout: float = 60) -> dict[str, Any]:
+        """The first `docbridge/status` "ready" among the notifications from index `after` on."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            for notification in self.notifications[after:]:
+                if notification["method"] == "docbridge/status" and notification["params"]["state"] == "ready":
+                    return notification["params"]
+            if loop.time() > deadline:
+                raise TimeoutError("no folder became ready")
+            await asyncio.sleep(0.05)
 
     def send(self, message: dict[str, Any] | bytes) -> None:
         body = message if isinstance(message, bytes) else json.dumps({"jsonrpc": "2.0", **message}).encode()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp.framing import read_frames
+from lsp.framing import MAX_BODY, invalid_message, read_frames
 
 BIN = Path(sys.executable).parent
 
@@ -66,16 +66,26 @@ def test_a_stream_that_ends_inside_a_frame_says_so() -> None:
     assert read(b"Content-Length: 12\r\n") == ([], ["the stream ended inside a frame's header"])
 
 
+def test_what_is_a_json_rpc_message() -> None:
+    assert invalid_message(PING) is None
+    assert invalid_message({"jsonrpc": "2.0", "method": "exit"}) is None
+    assert invalid_message({"jsonrpc": "2.0", "id": 3, "result": None}) is None
+    assert invalid_message({"jsonrpc": "2.0", "id": 3, "error": {"code": 1, "message": "x"}}) is None
+    assert "JSON object" in (invalid_message([PING]) or "")
+    assert "id must be" in (invalid_message({"jsonrpc": "2.0", "id": True, "method": "x"}) or "")
+
+
 def test_a_header_line_of_megabytes_is_skipped_in_bounded_memory() -> None:
     bodies, reasons = read(b"X" * 5_000_000 + b"\r\n" + frame(PING))
     assert bodies == [GOOD] and len(reasons) == 1
 
 
-def _server_session(prelude: bytes) -> list[dict]:
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"processId": None, "rootUri": None, "capabilities": {}}}
-    data = prelude + frame(initialize) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + \
-        frame({"jsonrpc": "2.0", "method": "exit"})
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+
+
+def _run_server(data: bytes) -> tuple[list[dict], str, int]:
+    """The server's messages, its stderr and its exit status after reading `data` and the end of its input."""
     done = subprocess.run([str(BIN / "docbridge-lsp")], input=data, capture_output=True, timeout=120)
     messages, rest = [], done.stdout
     while rest:
@@ -83,17 +93,72 @@ def _server_session(prelude: bytes) -> list[dict]:
         size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.startswith(b"Content-Length"))
         messages.append(json.loads(rest[:size]))
         rest = rest[size:]
-    return messages
+    return messages, done.stderr.decode("utf-8", "replace"), done.returncode
 
 
-@pytest.mark.parametrize("prelude", [
-    frame(PING, length="abc"), frame(PING, length="-5"), frame(PING, length="99999999999999999999"),
-    frame(PING, length=10), GOOD, b"Content-Length: 7\r\n\r\nnot json",
-], ids=["not-a-number", "negative", "huge", "shorter-than-body", "no-header", "not-json"])
-def test_the_server_answers_a_bad_frame_with_a_parse_error_and_keeps_serving(prelude: bytes) -> None:
-    messages = _server_session(prelude)
-    errors = [m for m in messages if "error" in m and m.get("id") is None]
-    assert errors and all(m["error"]["code"] == -32700 for m in errors)
+def _server_session(prelude: bytes, eol: bytes = b"\r\n") -> tuple[list[dict], str]:
+    data = prelude + frame(INITIALIZE, eol=eol) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, eol=eol) + \
+        frame({"jsonrpc": "2.0", "method": "exit"}, eol=eol)
+    messages, stderr, status = _run_server(data)
+    assert status == 0, stderr
+    assert "Traceback" not in stderr, stderr  # every bad input is reported in one line; a traceback is a bug
+    return messages, stderr
+
+
+def _served(messages: list[dict]) -> None:
     answered = {m["id"]: m for m in messages if m.get("id") is not None}
     assert "capabilities" in answered[1]["result"]
     assert answered[2]["result"] is None  # shutdown answered; the process then exited on `exit`
+
+
+BAD_FRAMES = {
+    "not-a-number": frame(PING, length="abc"), "negative": frame(PING, length="-5"),
+    "huge": frame(PING, length="99999999999999999999"), "over-the-cap": frame(PING, length=str(MAX_BODY + 1)),
+    "shorter-than-body": frame(PING, length=10), "no-header": GOOD,
+    "no-content-length": b"Content-Type: application/vscode-jsonrpc\r\n\r\n" + GOOD,
+    "lf-only-not-a-number": frame(PING, length="abc", eol=b"\n"), "empty-length": b"Content-Length: \r\n\r\n" + GOOD,
+    "not-json": b"Content-Length: 7\r\n\r\nnot json", "not-utf8": frame(b'{"jsonrpc": "2.0", "method": "\xff"}'),
+}
+
+
+@pytest.mark.parametrize("prelude", list(BAD_FRAMES.values()), ids=list(BAD_FRAMES))
+def test_the_server_answers_a_bad_frame_with_a_parse_error_and_keeps_serving(prelude: bytes) -> None:
+    messages, stderr = _server_session(prelude)
+    errors = [m for m in messages if "error" in m and m.get("id") is None]
+    assert errors and all(m["error"]["code"] == -32700 for m in errors)
+    assert "was skipped" in stderr  # and the log says why
+    _served(messages)
+
+
+NOT_JSON_RPC = {
+    "array": b"[1, 2]", "empty-batch": b"[]", "number": b"42", "string": b'"x"', "null": b"null",
+    "no-version": b'{"id": 5, "method": "shutdown"}', "version-1": b'{"jsonrpc": "1.0", "id": 6, "method": "x"}',
+    "method-not-a-string": b'{"jsonrpc": "2.0", "id": 7, "method": 5}',
+    "id-not-a-number-or-string": b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "shutdown"}',
+    "neither-request-nor-response": b'{"jsonrpc": "2.0", "id": 8}',
+}
+
+
+@pytest.mark.parametrize("body", list(NOT_JSON_RPC.values()), ids=list(NOT_JSON_RPC))
+def test_json_that_is_no_json_rpc_message_is_an_invalid_request(body: bytes) -> None:
+    messages, stderr = _server_session(frame(body))
+    errors = [m for m in messages if "error" in m and m.get("id") not in (1, 2)]
+    assert len(errors) == 1 and errors[0]["error"]["code"] == -32600, messages
+    assert "not a JSON-RPC 2.0 message" in stderr
+    _served(messages)
+
+
+def test_the_server_speaks_with_lf_only_line_ends() -> None:
+    messages, stderr = _server_session(b"", eol=b"\n")
+    assert not [m for m in messages if "error" in m] and stderr == ""
+    _served(messages)
+
+
+@pytest.mark.parametrize("tail", [b"Content-Length: 500\r\n\r\n{\"jsonrpc\"", b"Content-Length: 12\r\n",
+                                  b"Content-Length: " + str(MAX_BODY).encode() + b"\r\n\r\n{}"],
+                         ids=["inside-a-body", "inside-a-header", "inside-a-body-at-the-cap"])
+def test_input_that_ends_inside_a_frame_ends_the_server_with_a_message(tail: bytes) -> None:
+    messages, stderr, status = _run_server(frame(INITIALIZE) + tail)
+    assert status == 0 and "Traceback" not in stderr
+    assert "the stream ended inside a frame" in stderr
+    assert messages[0]["id"] == 1 and messages[-1]["error"]["code"] == -32700
