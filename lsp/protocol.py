@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 
+from lsp import textsync
 from lsp.positions import UTF8, UTF16
 
 log = logging.getLogger("docbridge.lsp")
@@ -47,6 +48,7 @@ def _not_deserialize_noise(record: logging.LogRecord) -> bool:
 def install() -> None:
     """Make pygls build Doc Bridge's capabilities (a module-level hook of pygls; idempotent)."""
     pygls_language_server.ServerCapabilitiesBuilder = Capabilities  # type: ignore[misc]
+    textsync.install()
     pygls_logger = logging.getLogger("pygls.protocol.json_rpc")
     if _not_deserialize_noise not in pygls_logger.filters:
         pygls_logger.addFilter(_not_deserialize_noise)
