@@ -76,3 +76,37 @@ def test_killing_the_language_server_during_its_first_scan_takes_the_workers_wit
     for pid, _ in orphans:
         subprocess.run(["kill", "-9", str(pid)], check=False)
     assert not orphans, f"{len(orphans)} of {len(workers)} worker(s) outlived the killed language server"
+
+
+WITHOUT_PRCTL = """
+import multiprocessing, os, sys, time
+from engine import scan
+
+def worker(parent):
+    sys.platform = "darwin"  # no PR_SET_PDEATHSIG: only the watchdog thread is left
+    scan.follow_parent(parent)
+    time.sleep(120)
+
+if __name__ == "__main__":
+    child = multiprocessing.get_context("fork").Process(target=worker, args=(os.getpid(),))
+    child.start()
+    print(child.pid, flush=True)
+    time.sleep(120)
+"""
+
+
+def test_the_watchdog_ends_a_worker_whose_parent_died_where_the_kernel_would_not(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(WITHOUT_PRCTL)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(0.5)  # the worker armed its watchdog
+    workers = {w for w in descendants(parent.pid) if w[0] == child}
+    assert workers
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    orphans = wait_gone(workers, 5.0)
+    for pid, _ in orphans:
+        subprocess.run(["kill", "-9", str(pid)], check=False)
+    assert not orphans
