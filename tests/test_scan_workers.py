@@ -110,3 +110,10 @@ def test_the_watchdog_ends_a_worker_whose_parent_died_where_the_kernel_would_not
     for pid, _ in orphans:
         subprocess.run(["kill", "-9", str(pid)], check=False)
     assert not orphans
+
+
+def test_bench_kill_reports_trials_orphans_and_artifacts(tmp_path: Path) -> None:
+    figures = docbridge_json("bench", "kill", "--files", str(POOL_THRESHOLD // 2 + 100), "--trials", "2", "--json",
+                             "--workdir", str(tmp_path))
+    assert figures["trials"] == 2 and len(figures["results"]) == 2
+    assert figures["orphans"] == 0 and figures["artifacts_valid"] == 2
