@@ -9,6 +9,7 @@ links or mentions.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Literal
 
@@ -387,12 +388,7 @@ class _Positions:
     @staticmethod
     def at(inline: Any, starts: list[int], bases: list[int], offset: int) -> tuple[int, int]:
         first = inline.map[0] if inline.map else 0
-        index = 0
-        for i, start in enumerate(starts):
-            if start <= offset:
-                index = i
-            else:
-                break
+        index = max(bisect.bisect_right(starts, offset) - 1, 0)
         return first + index, bases[index] + (offset - starts[index])
 
 
