@@ -31,6 +31,10 @@ ANALYZER_VERSION = "1.2.1"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
+# Budgets: a document beyond one of them is skipped with a counted reason (`budget_reason`), so the time
+# analysis takes stays linear in the input whatever its shape
+MAX_LINE_CHARS = 100_000  # one line longer than this: `line-too-long`
+MAX_NESTING = 16  # more nested containers (`>`, list items) on one line: `nesting-too-deep`
 FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical")
 
 _OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
@@ -47,6 +51,13 @@ _PT_HINTS = frozenset(
     "seu sua sobre entre".split())
 _EN_HINTS = frozenset(
     "the and is are this that with for you your when where which from into should will would have has".split())
+_LONG_LINE = re.compile(rf"[^\n]{{{MAX_LINE_CHARS + 1}}}")
+_CONTAINER = r"[ \t]{0,3}(?:>[ \t]?|[-+*][ \t]+|[0-9]{1,9}[.)][ \t]+)"
+# a line starting with enough container markers to be worth counting (a list item counts twice: markdown-it
+# opens a list and an item), then all of its markers
+_DEEP_CONTAINERS = re.compile(rf"^(?:{_CONTAINER}){{{MAX_NESTING // 2 + 1}}}", re.M)
+_CONTAINERS = re.compile(rf"(?:{_CONTAINER})+")
+_THEMATIC_BREAK = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
 _POSITIONED_RULES = ("backticks", "link", "image", "autolink", "wikilink",
                      "gfm_autolink_www", "gfm_autolink_protocol", "gfm_autolink_email")
 
@@ -329,6 +340,25 @@ def custom_heading_id(text: str) -> re.Match[str] | None:
     return _CUSTOM_ID.search(text)
 
 
+def budget_reason(text: str) -> str | None:
+    """Why a document is beyond the analyzer's budgets (`line-too-long`, `nesting-too-deep`), else None.
+    Linear in the text; markdown-it would otherwise stop at its nesting limit and drop the rest silently."""
+    if _LONG_LINE.search(text):
+        return "line-too-long"
+    for match in _DEEP_CONTAINERS.finditer(text):
+        end = text.find("\n", match.start())
+        line = text[match.start():end if end >= 0 else len(text)]
+        if _THEMATIC_BREAK.match(line):  # `* * * * ...` is a rule, not nested lists
+            continue
+        prefix = _CONTAINERS.match(line)
+        markers = prefix.group(0) if prefix else ""
+        quotes = markers.count(">")
+        items = len(re.findall(r"[-+*][ \t]|[0-9][.)][ \t]", markers))
+        if quotes + 2 * items > MAX_NESTING:
+            return "nesting-too-deep"
+    return None
+
+
 def slugify(text: str) -> str:
     """GitHub's heading anchor: lowercase, punctuation dropped, spaces to hyphens."""
     return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
@@ -413,6 +443,8 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     text = text.removeprefix("\ufeff")
     lines = [line.rstrip("\r") for line in text.split("\n")]
+    if budget_reason(text) is not None:  # scans skip such a document (a counted reason); others get no facts
+        return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (), (), (), (), "en", len(lines), "")
     env: dict[str, Any] = {}
     try:
         tokens = parser().parse(text, env)
