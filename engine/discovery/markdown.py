@@ -109,6 +109,11 @@ def _positioned(rule: Any) -> Any:
 
 _INLINE_MEMO: dict[tuple[str, int], list[Token]] = {}
 _INLINE_MEMO_SIZE = 4096
+# the memo holds small runs (what an edit re-parses) up to a total: a huge paragraph's tokens are not kept
+# alive after its document is analyzed
+_INLINE_MEMO_RUN_CHARS = 16_384
+_INLINE_MEMO_CHARS = 2_000_000
+_inline_memo_chars = 0
 
 
 def _memoised_inline(state: StateCore) -> None:
@@ -119,12 +124,13 @@ def _memoised_inline(state: StateCore) -> None:
     references = state.env.get("references") or {}
     refs_key = hash(tuple(sorted((k, v.get("href"), v.get("title")) for k, v in references.items()))) \
         if references else 0
+    global _inline_memo_chars
     md = state.md
     for token in state.tokens:
         if token.type != "inline":
             continue
         content = token.content
-        if "[^" in content or "^[" in content:
+        if "[^" in content or "^[" in content or len(content) > _INLINE_MEMO_RUN_CHARS:
             token.children = []
             md.inline.parse(content, md, state.env, token.children)
             continue
@@ -136,9 +142,11 @@ def _memoised_inline(state: StateCore) -> None:
             holder = StateCore("", md, state.env, [Token("inline", "", 0, children=children)])
             text_join(holder)
             cached = holder.tokens[0].children or []
-            if len(_INLINE_MEMO) >= _INLINE_MEMO_SIZE:
+            if len(_INLINE_MEMO) >= _INLINE_MEMO_SIZE or _inline_memo_chars + len(content) > _INLINE_MEMO_CHARS:
                 _INLINE_MEMO.clear()
+                _inline_memo_chars = 0
             _INLINE_MEMO[key] = cached
+            _inline_memo_chars += len(content)
         token.children = cached
 
 
