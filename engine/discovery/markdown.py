@@ -58,6 +58,7 @@ _CONTAINER = r"[ \t]{0,3}(?:>[ \t]?|[-+*][ \t]+|[0-9]{1,9}[.)][ \t]+)"
 _DEEP_CONTAINERS = re.compile(rf"^(?:{_CONTAINER}){{{MAX_NESTING // 2 + 1}}}", re.M)
 _CONTAINERS = re.compile(rf"(?:{_CONTAINER})+")
 _THEMATIC_BREAK = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
+_WIKI_STOP = re.compile(r"[\[\]\n]")
 _POSITIONED_RULES = ("backticks", "link", "image", "autolink", "wikilink",
                      "gfm_autolink_www", "gfm_autolink_protocol", "gfm_autolink_email")
 
@@ -70,9 +71,12 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if not src.startswith("[[", pos):
         return False
-    end = src.find("]]", pos + 2)
-    if end < 0:
+    # the inner text holds no bracket and no line break: look no further than the first of them (searching
+    # for `]]` from every `[[` was quadratic in a run of unclosed ones)
+    stop = _WIKI_STOP.search(src, pos + 2)
+    if stop is None or not src.startswith("]]", stop.start()):
         return False
+    end = stop.start()
     inner = src[pos + 2:end]
     if not inner.strip() or "\n" in inner or "[" in inner or "]" in inner:
         return False
