@@ -73,6 +73,11 @@ def long_line(size: int) -> str:
     return _repeat_to(size, lambda i: f"word `x{i}` [l](#h{i % 50}) ", "") + "\n"
 
 
+def open_brackets(size: int) -> str:
+    """Unclosed `[[` and `[` in one paragraph (link and wiki-link rules look ahead for a closing bracket)."""
+    return _repeat_to(size, lambda i: f"[[wiki {i} [label {i} [[x\n")
+
+
 def alias_bomb(size: int) -> str:
     """(f) a YAML alias bomb in the frontmatter (9 levels of 9 aliases), then `size` bytes of prose in one
     paragraph."""
@@ -86,7 +91,7 @@ def alias_bomb(size: int) -> str:
 
 CASES: dict[str, Callable[[int], str]] = {
     "paths": path_lines, "anchors": anchor_headings, "code-spans": code_spans, "quotes": nested_quotes,
-    "deep-quotes": deep_quotes, "long-line": long_line, "alias-bomb": alias_bomb}
+    "deep-quotes": deep_quotes, "brackets": open_brackets, "long-line": long_line, "alias-bomb": alias_bomb}
 # one size whatever the sizes asked: a line of 10 MB (over the file size cap) and one just under the cap
 FIXED_SIZES: dict[str, tuple[int, ...]] = {"huge-line": (10_000_000, 1024 * 1024 - 1024)}
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine.bench_robust import (alias_bomb, anchor_headings, code_spans, deep_quotes, heading_count,
-                                 huge_line, long_line, nested_quotes, path_lines, write_repo)
+                                 huge_line, long_line, nested_quotes, open_brackets, path_lines, write_repo)
 from engine.discovery import markdown, references
 from engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
 from engine.workspace import Workspace
@@ -55,6 +55,16 @@ def test_code_spans_paths_quotes_and_long_paragraphs_scan_within_a_generous_boun
             assert summary["relations"]["mentions"] == 1, name
         if name == "paths":
             assert summary["relations"]["links-to"] == 1
+
+
+def test_a_megabyte_of_unclosed_brackets_scans_within_a_generous_bound(tmp_path: Path) -> None:
+    text = open_brackets(1_000_000)
+    root = write_repo(tmp_path / "repo", text + "\nSee [[configuration]] and [x](./configuration.md).\n")
+    summary = _scan(root)  # main searched for `]]` from every `[[` to the end of the paragraph: minutes
+    assert summary["skipped"] == {}
+    assert summary["relations"]["links-to"] == 1
+    facts = analyze_markdown("docs/big.md", text[:20_000] + "\n[[configuration]] [[a|b]]\n")
+    assert [(link.kind, link.target) for link in facts.links] == [("wiki", "configuration"), ("wiki", "a")]
 
 
 def test_budgets_skip_with_a_counted_reason(tmp_path: Path) -> None:
