@@ -63,9 +63,10 @@ def nested_quotes(size: int) -> str:
 
 
 def deep_quotes(size: int) -> str:
-    """(d) lines of growing blockquote nesting up to 200 levels, then one line of `>` (a counted skip)."""
-    head = _repeat_to(size // 2, lambda i: ">" * (i % 200) + f" quote {i}\n")
-    return head + ">" * (size - len(head)) + " deep\n"
+    """(d) lines of growing blockquote nesting up to 200 levels, then one line of up to 50,000 `>`: over the
+    nesting budget, a counted skip."""
+    head = _repeat_to(size - min(size // 2, 50_000), lambda i: ">" * (i % 200) + f" quote {i}\n")
+    return head + ">" * max(size - len(head), 1) + " deep\n"
 
 
 def long_line(size: int) -> str:

@@ -154,9 +154,33 @@ def _memoised_inline(state: StateCore) -> None:
         token.children = cached
 
 
+_PROTOCOLS = ("http", "https", "mailto", "xmpp")
+
+
+def _at_protocol_colon(rule: Any) -> Any:
+    """The GFM protocol autolink rule, tried only where it can match: at a `:` after a protocol name (its own
+    checks, made first). The rule copies the rest of the inline run before those checks, on every position
+    the parser tries a rule at: quadratic in a long paragraph."""
+
+    def guarded(state: StateInline, silent: bool) -> bool:
+        pos = state.pos
+        if pos >= state.posMax or state.src[pos] != ":" or state.linkLevel > 0:
+            return False
+        pending = state.pending  # the rule's `(https?|mailto|xmpp)$`: `$` also matches before a final newline
+        if not (pending.endswith(_PROTOCOLS) or (pending.endswith("\n")
+                                                   and pending.endswith(_PROTOCOLS, 0, len(pending) - 1))):
+            return False
+        return bool(rule(state, silent))
+
+    return guarded
+
+
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    for rule in md.inline.ruler.__rules__:
+        if rule.name == "gfm_autolink_protocol":
+            md.inline.ruler.at(rule.name, _at_protocol_colon(rule.fn))
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
