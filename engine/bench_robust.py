@@ -79,6 +79,11 @@ def open_brackets(size: int) -> str:
     return _repeat_to(size, lambda i: f"[[wiki {i} [label {i} [[x\n")
 
 
+def autolinks(size: int) -> str:
+    """Bare URLs, addresses and www. links (GFM autolinks) in one paragraph."""
+    return _repeat_to(size, lambda i: f"see https://ex.com/p{i} or a{i}@ex.org or www.ex{i}.com\n")
+
+
 def alias_bomb(size: int) -> str:
     """(f) a YAML alias bomb in the frontmatter (9 levels of 9 aliases), then `size` bytes of prose in one
     paragraph."""
@@ -92,7 +97,7 @@ def alias_bomb(size: int) -> str:
 
 CASES: dict[str, Callable[[int], str]] = {
     "paths": path_lines, "anchors": anchor_headings, "code-spans": code_spans, "quotes": nested_quotes,
-    "deep-quotes": deep_quotes, "brackets": open_brackets, "long-line": long_line, "alias-bomb": alias_bomb}
+    "deep-quotes": deep_quotes, "brackets": open_brackets, "autolinks": autolinks, "long-line": long_line, "alias-bomb": alias_bomb}
 # one size whatever the sizes asked: a line of 10 MB (over the file size cap) and one just under the cap
 FIXED_SIZES: dict[str, tuple[int, ...]] = {"huge-line": (10_000_000, 1024 * 1024 - 1024)}
 

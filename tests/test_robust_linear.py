@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.bench_robust import (alias_bomb, anchor_headings, code_spans, deep_quotes, heading_count,
+from engine.bench_robust import (alias_bomb, anchor_headings, autolinks, code_spans, deep_quotes, heading_count,
                                  huge_line, long_line, nested_quotes, open_brackets, path_lines, write_repo)
 from engine.discovery import markdown, references
 from engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
@@ -65,6 +65,28 @@ def test_a_megabyte_of_unclosed_brackets_scans_within_a_generous_bound(tmp_path:
     assert summary["relations"]["links-to"] == 1
     facts = analyze_markdown("docs/big.md", text[:20_000] + "\n[[configuration]] [[a|b]]\n")
     assert [(link.kind, link.target) for link in facts.links] == [("wiki", "configuration"), ("wiki", "a")]
+
+
+def test_autolinks_in_a_long_paragraph_see_only_up_to_the_next_space(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = 2000
+    text = autolinks(lines * 60)
+    seen: list[int] = []
+    real_search = markdown._AUTOLINK_SPACE.search
+
+    class Spy:
+        def search(self, src: str, pos: int) -> Any:
+            found = real_search(src, pos)
+            seen.append((found.start() if found else len(src)) - pos)
+            return found
+
+    monkeypatch.setattr(markdown, "_AUTOLINK_SPACE", Spy())
+    markdown._space_after[:] = [None, 0, 0]
+    markdown._INLINE_MEMO.clear()
+    facts = analyze_markdown("docs/a.md", text)
+    autolinked = [link for link in facts.links if link.kind == "autolink"]
+    assert len(autolinked) == 3 * text.count("\n")
+    assert autolinked[1].target.startswith("mailto:a0@ex.org") and autolinked[2].target == "http://www.ex0.com"
+    assert sum(seen) < len(text)  # each stretch up to a space is searched once (main copied the rest of the run)
 
 
 def test_budgets_skip_with_a_counted_reason(tmp_path: Path) -> None:

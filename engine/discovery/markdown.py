@@ -155,32 +155,52 @@ def _memoised_inline(state: StateCore) -> None:
 
 
 _PROTOCOLS = ("http", "https", "mailto", "xmpp")
+_AUTOLINK_SPACE = re.compile("[ \t\r\n\x00\x0b\x0c]")  # where GFM autolinks (URLs, addresses) end
+_space_after: list[Any] = [None, 0, 0]  # src, from, the first space at or after `from` (len(src) if none)
 
 
-def _at_protocol_colon(rule: Any) -> Any:
-    """The GFM protocol autolink rule, tried only where it can match: at a `:` after a protocol name (its own
-    checks, made first). The rule copies the rest of the inline run before those checks, on every position
-    the parser tries a rule at: quadratic in a long paragraph."""
+def _next_space(src: str, pos: int) -> int:
+    """The first autolink-ending space at or after `pos`, memoised over the run it ends: linear overall."""
+    if _space_after[0] is src and _space_after[1] <= pos <= _space_after[2]:
+        return int(_space_after[2])
+    found = _AUTOLINK_SPACE.search(src, pos)
+    end = found.start() if found else len(src)
+    _space_after[:] = [src, pos, end]
+    return end
 
-    def guarded(state: StateInline, silent: bool) -> bool:
-        pos = state.pos
-        if pos >= state.posMax or state.src[pos] != ":" or state.linkLevel > 0:
+
+def _autolink_bounded(rule: Any, protocol: bool = False) -> Any:
+    """A GFM autolink rule that sees the inline run only up to the next space (no autolink spans one; the
+    rules copy everything up to the end of the run on every try: quadratic in a long paragraph). The protocol
+    rule is tried only where it can match: at a `:` after a protocol name (its own first checks)."""
+
+    def bounded(state: StateInline, silent: bool) -> bool:
+        pos, limit = state.pos, state.posMax
+        if pos >= limit or state.linkLevel > 0:
             return False
-        pending = state.pending  # the rule's `(https?|mailto|xmpp)$`: `$` also matches before a final newline
-        if not (pending.endswith(_PROTOCOLS) or (pending.endswith("\n")
-                                                   and pending.endswith(_PROTOCOLS, 0, len(pending) - 1))):
-            return False
-        return bool(rule(state, silent))
+        if protocol:
+            if state.src[pos] != ":":
+                return False
+            pending = state.pending  # the rule's `(https?|mailto|xmpp)$`: `$` also matches before a final \n
+            if not (pending.endswith(_PROTOCOLS) or (pending.endswith("\n")
+                                                       and pending.endswith(_PROTOCOLS, 0, len(pending) - 1))):
+                return False
+        # the space itself stays in view: the rules tell a run that ends at a space from one that ends the text
+        state.posMax = min(limit, _next_space(state.src, pos) + 1)
+        try:
+            return bool(rule(state, silent))
+        finally:
+            state.posMax = limit
 
-    return guarded
+    return bounded
 
 
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
     md.inline.ruler.before("link", "wikilink", _wikilink)
     for rule in md.inline.ruler.__rules__:
-        if rule.name == "gfm_autolink_protocol":
-            md.inline.ruler.at(rule.name, _at_protocol_colon(rule.fn))
+        if rule.name in ("gfm_autolink_protocol", "gfm_autolink_email", "gfm_autolink_www"):
+            md.inline.ruler.at(rule.name, _autolink_bounded(rule.fn, rule.name == "gfm_autolink_protocol"))
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
