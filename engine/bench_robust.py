@@ -97,7 +97,8 @@ def alias_bomb(size: int) -> str:
 
 CASES: dict[str, Callable[[int], str]] = {
     "paths": path_lines, "anchors": anchor_headings, "code-spans": code_spans, "quotes": nested_quotes,
-    "deep-quotes": deep_quotes, "brackets": open_brackets, "autolinks": autolinks, "long-line": long_line, "alias-bomb": alias_bomb}
+    "deep-quotes": deep_quotes, "brackets": open_brackets, "autolinks": autolinks, "long-line": long_line,
+    "alias-bomb": alias_bomb}
 # one size whatever the sizes asked: a line of 10 MB (over the file size cap) and one just under the cap
 FIXED_SIZES: dict[str, tuple[int, ...]] = {"huge-line": (10_000_000, 1024 * 1024 - 1024)}
 
@@ -134,15 +135,14 @@ def run_scan(root: Path) -> dict[str, Any]:
     """A cold `docbridge scan --json` of `root` in a fresh process: wall seconds, peak RSS (MB), summary."""
     command = [sys.executable, "-m", "engine.cli", "scan", "--root", str(root), "--no-cache", "--json",
                "--jobs", "1"]
-    out = tempfile.TemporaryFile()
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    text = out.read().decode("utf-8", "replace")
-    out.close()
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
     try:
         summary = json.loads(text)
     except ValueError:

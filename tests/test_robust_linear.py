@@ -10,8 +10,20 @@ from typing import Any
 
 import pytest
 
-from engine.bench_robust import (alias_bomb, anchor_headings, autolinks, code_spans, deep_quotes, heading_count,
-                                 huge_line, long_line, nested_quotes, open_brackets, path_lines, write_repo)
+from engine.bench_robust import (
+    alias_bomb,
+    anchor_headings,
+    autolinks,
+    code_spans,
+    deep_quotes,
+    heading_count,
+    huge_line,
+    long_line,
+    nested_quotes,
+    open_brackets,
+    path_lines,
+    write_repo,
+)
 from engine.discovery import markdown, references
 from engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
 from engine.workspace import Workspace

@@ -418,7 +418,7 @@ class HeadingIndex:
     near-slug suggestions for a missing anchor memoised: resolving n anchors costs O(n + headings), not
     O(n * headings)."""
 
-    __slots__ = ("headings", "_by_slug", "_by_site", "_slugs", "_suggested")
+    __slots__ = ("_by_site", "_by_slug", "_slugs", "_suggested", "headings")
 
     def __init__(self, headings: Iterable[Any]) -> None:
         self.headings = tuple(headings)
