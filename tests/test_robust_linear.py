@@ -92,7 +92,7 @@ def test_autolinks_in_a_long_paragraph_see_only_up_to_the_next_space(monkeypatch
             return found
 
     monkeypatch.setattr(markdown, "_AUTOLINK_SPACE", Spy())
-    markdown._space_after[:] = [None, 0, 0]
+    monkeypatch.setattr(markdown, "_space_after", (None, 0, 0))
     markdown._INLINE_MEMO.clear()
     facts = analyze_markdown("docs/a.md", text)
     autolinked = [link for link in facts.links if link.kind == "autolink"]

@@ -156,16 +156,19 @@ def _memoised_inline(state: StateCore) -> None:
 
 _PROTOCOLS = ("http", "https", "mailto", "xmpp")
 _AUTOLINK_SPACE = re.compile("[ \t\r\n\x00\x0b\x0c]")  # where GFM autolinks (URLs, addresses) end
-_space_after: list[Any] = [None, 0, 0]  # src, from, the first space at or after `from` (len(src) if none)
+# src, from, the first space at or after `from` (len(src) if none); replaced whole, so threads read it safely
+_space_after: tuple[str | None, int, int] = (None, 0, 0)
 
 
 def _next_space(src: str, pos: int) -> int:
     """The first autolink-ending space at or after `pos`, memoised over the run it ends: linear overall."""
-    if _space_after[0] is src and _space_after[1] <= pos <= _space_after[2]:
-        return int(_space_after[2])
+    global _space_after
+    cached, start, end = _space_after
+    if cached is src and start <= pos <= end:
+        return end
     found = _AUTOLINK_SPACE.search(src, pos)
     end = found.start() if found else len(src)
-    _space_after[:] = [src, pos, end]
+    _space_after = (src, pos, end)
     return end
 
 
