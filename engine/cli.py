@@ -418,6 +418,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.suite == "cli":
         roots = [_root(r) for r in (args.root_dirs or [])]
         return bench.bench_cli(roots, (args.files or [5000])[0], workdir, args.json)
+    if args.suite == "robust":
+        from engine import bench_robust
+        sizes = args.bytes or list(bench_robust.LARGE_SIZES if args.large else bench_robust.DEFAULT_SIZES)
+        if any(size < 1 for size in sizes):
+            raise UsageError("--bytes sizes must be positive.")
+        unknown = sorted(set(args.cases or ()) - set(bench_robust.CASES))
+        if unknown:
+            raise UsageError(f"unknown robust case {unknown[0]!r} (cases: {', '.join(bench_robust.CASES)}).")
+        return bench_robust.bench_robust(sizes, workdir, args.json, args.cases)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
@@ -482,7 +491,8 @@ def _index_retriever(path: Path) -> Any:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill"],
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill",
+                                         "robust"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
@@ -503,6 +513,13 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
     bench.add_argument("--trials", type=int, default=20, metavar="N",
                        help="kill: how many cold scans to kill -9 at a random moment (default: 20)")
+    bench.add_argument("--bytes", type=int, nargs="+", metavar="N",
+                       help="robust: Markdown input sizes in bytes (default: 250000 500000 1000000)")
+    bench.add_argument("--large", action="store_true", help="robust: sizes of 1, 2 and 4 MB (over the default "
+                                                            "file size cap: raise it in the config to analyze them)")
+    bench.add_argument("--case", dest="cases", action="append", metavar="NAME",
+                       help="robust: only this case (repeatable): paths, anchors, code-spans, quotes, "
+                            "deep-quotes, brackets, autolinks, long-line, alias-bomb, huge-line")
     bench.add_argument("--json", action="store_true", help="print figures as JSON")
     bench.set_defaults(handler=cmd_bench)
 

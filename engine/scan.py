@@ -26,7 +26,7 @@ from immutables import Map
 
 from engine.cache import FactsCache, facts_from_row
 from engine.config import Config
-from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file
+from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file, budget_reason
 from engine.discovery.files import ANALYZED_KINDS, read_text, walk
 from engine.discovery.universe import build_universe
 from engine.hashing import sha256_bytes
@@ -82,6 +82,10 @@ def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int 
         read = read_text(root, item.path, limits.max_file_bytes)
         if read.reason is not None or read.data is None or read.text is None:
             skipped[item.path] = read.reason or "unreadable"
+            continue
+        over_budget = budget_reason(item.kind, read.text)
+        if over_budget is not None:
+            skipped[item.path] = over_budget
             continue
         content_hash = sha256_bytes(read.data)
         if cache is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from immutables import Map
 
-from engine.discovery.analyze import analyze_file
+from engine.discovery.analyze import analyze_file, budget_reason
 from engine.discovery.files import ANALYZED_KINDS, file_kind, normalise, read_text
 from engine.discovery.imports import ModuleResolution, resolve_module
 from engine.discovery.references import DocumentResolution, resolve_document
@@ -150,6 +150,11 @@ class _Builder:
             keys |= self.universe.set_other(clean, True)
         else:
             assert text is not None
+            over_budget = budget_reason(kind, text)
+            if over_budget is not None:
+                if change.text is not None and self.buffers.pop(clean, None) is not None:
+                    self.buffers_changed = True
+                return self._skip(clean, over_budget)
             facts = analyze_file(kind, clean, text, data)
             if change.text is not None and self.buffers.get(clean) != change.text:
                 self.buffers[clean] = change.text

@@ -14,6 +14,13 @@ ANALYZER_VERSIONS = {
 }
 
 
+def budget_reason(kind: str, text: str) -> str | None:
+    """Why a file is beyond its analyzer's budgets (a counted skip reason), else None."""
+    if kind == "document":
+        return markdown.budget_reason(text)
+    return None
+
+
 def analyze_file(kind: str, path: str, text: str, data: bytes | None = None) -> FileFacts:
     if kind == "document":
         return markdown.analyze_markdown(path, text, data)

@@ -9,6 +9,7 @@ links or mentions.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Literal
 
@@ -30,6 +31,10 @@ ANALYZER_VERSION = "1.2.1"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
+# Budgets: a document beyond one of them is skipped with a counted reason (`budget_reason`), so the time
+# analysis takes stays linear in the input whatever its shape
+MAX_LINE_CHARS = 100_000  # one line longer than this: `line-too-long`
+MAX_NESTING = 16  # more nested containers (`>`, list items) on one line: `nesting-too-deep`
 FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical")
 
 _OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
@@ -46,6 +51,14 @@ _PT_HINTS = frozenset(
     "seu sua sobre entre".split())
 _EN_HINTS = frozenset(
     "the and is are this that with for you your when where which from into should will would have has".split())
+_LONG_LINE = re.compile(rf"[^\n]{{{MAX_LINE_CHARS + 1}}}")
+_CONTAINER = r"[ \t]{0,3}(?:>[ \t]?|[-+*][ \t]+|[0-9]{1,9}[.)][ \t]+)"
+# a line starting with enough container markers to be worth counting (a list item counts twice: markdown-it
+# opens a list and an item), then all of its markers
+_DEEP_CONTAINERS = re.compile(rf"^(?:{_CONTAINER}){{{MAX_NESTING // 2 + 1}}}", re.M)
+_CONTAINERS = re.compile(rf"(?:{_CONTAINER})+")
+_THEMATIC_BREAK = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
+_WIKI_STOP = re.compile(r"[\[\]\n]")
 _POSITIONED_RULES = ("backticks", "link", "image", "autolink", "wikilink",
                      "gfm_autolink_www", "gfm_autolink_protocol", "gfm_autolink_email")
 
@@ -58,9 +71,12 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if not src.startswith("[[", pos):
         return False
-    end = src.find("]]", pos + 2)
-    if end < 0:
+    # the inner text holds no bracket and no line break: look no further than the first of them (searching
+    # for `]]` from every `[[` was quadratic in a run of unclosed ones)
+    stop = _WIKI_STOP.search(src, pos + 2)
+    if stop is None or not src.startswith("]]", stop.start()):
         return False
+    end = stop.start()
     inner = src[pos + 2:end]
     if not inner.strip() or "\n" in inner or "[" in inner or "]" in inner:
         return False
@@ -97,6 +113,11 @@ def _positioned(rule: Any) -> Any:
 
 _INLINE_MEMO: dict[tuple[str, int], list[Token]] = {}
 _INLINE_MEMO_SIZE = 4096
+# the memo holds small runs (what an edit re-parses) up to a total: a huge paragraph's tokens are not kept
+# alive after its document is analyzed
+_INLINE_MEMO_RUN_CHARS = 16_384
+_INLINE_MEMO_CHARS = 2_000_000
+_inline_memo_chars = 0
 
 
 def _memoised_inline(state: StateCore) -> None:
@@ -107,12 +128,13 @@ def _memoised_inline(state: StateCore) -> None:
     references = state.env.get("references") or {}
     refs_key = hash(tuple(sorted((k, v.get("href"), v.get("title")) for k, v in references.items()))) \
         if references else 0
+    global _inline_memo_chars
     md = state.md
     for token in state.tokens:
         if token.type != "inline":
             continue
         content = token.content
-        if "[^" in content or "^[" in content:
+        if "[^" in content or "^[" in content or len(content) > _INLINE_MEMO_RUN_CHARS:
             token.children = []
             md.inline.parse(content, md, state.env, token.children)
             continue
@@ -124,15 +146,64 @@ def _memoised_inline(state: StateCore) -> None:
             holder = StateCore("", md, state.env, [Token("inline", "", 0, children=children)])
             text_join(holder)
             cached = holder.tokens[0].children or []
-            if len(_INLINE_MEMO) >= _INLINE_MEMO_SIZE:
+            if len(_INLINE_MEMO) >= _INLINE_MEMO_SIZE or _inline_memo_chars + len(content) > _INLINE_MEMO_CHARS:
                 _INLINE_MEMO.clear()
+                _inline_memo_chars = 0
             _INLINE_MEMO[key] = cached
+            _inline_memo_chars += len(content)
         token.children = cached
+
+
+_PROTOCOLS = ("http", "https", "mailto", "xmpp")
+_AUTOLINK_SPACE = re.compile("[ \t\r\n\x00\x0b\x0c]")  # where GFM autolinks (URLs, addresses) end
+# src, from, the first space at or after `from` (len(src) if none); replaced whole, so threads read it safely
+_space_after: tuple[str | None, int, int] = (None, 0, 0)
+
+
+def _next_space(src: str, pos: int) -> int:
+    """The first autolink-ending space at or after `pos`, memoised over the run it ends: linear overall."""
+    global _space_after
+    cached, start, end = _space_after
+    if cached is src and start <= pos <= end:
+        return end
+    found = _AUTOLINK_SPACE.search(src, pos)
+    end = found.start() if found else len(src)
+    _space_after = (src, pos, end)
+    return end
+
+
+def _autolink_bounded(rule: Any, protocol: bool = False) -> Any:
+    """A GFM autolink rule that sees the inline run only up to the next space (no autolink spans one; the
+    rules copy everything up to the end of the run on every try: quadratic in a long paragraph). The protocol
+    rule is tried only where it can match: at a `:` after a protocol name (its own first checks)."""
+
+    def bounded(state: StateInline, silent: bool) -> bool:
+        pos, limit = state.pos, state.posMax
+        if pos >= limit or state.linkLevel > 0:
+            return False
+        if protocol:
+            if state.src[pos] != ":":
+                return False
+            pending = state.pending  # the rule's `(https?|mailto|xmpp)$`: `$` also matches before a final \n
+            if not (pending.endswith(_PROTOCOLS) or (pending.endswith("\n")
+                                                       and pending.endswith(_PROTOCOLS, 0, len(pending) - 1))):
+                return False
+        # the space itself stays in view: the rules tell a run that ends at a space from one that ends the text
+        state.posMax = min(limit, _next_space(state.src, pos) + 1)
+        try:
+            return bool(rule(state, silent))
+        finally:
+            state.posMax = limit
+
+    return bounded
 
 
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    for rule in md.inline.ruler.__rules__:
+        if rule.name in ("gfm_autolink_protocol", "gfm_autolink_email", "gfm_autolink_www"):
+            md.inline.ruler.at(rule.name, _autolink_bounded(rule.fn, rule.name == "gfm_autolink_protocol"))
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
@@ -328,6 +399,25 @@ def custom_heading_id(text: str) -> re.Match[str] | None:
     return _CUSTOM_ID.search(text)
 
 
+def budget_reason(text: str) -> str | None:
+    """Why a document is beyond the analyzer's budgets (`line-too-long`, `nesting-too-deep`), else None.
+    Linear in the text; markdown-it would otherwise stop at its nesting limit and drop the rest silently."""
+    if _LONG_LINE.search(text):
+        return "line-too-long"
+    for match in _DEEP_CONTAINERS.finditer(text):
+        end = text.find("\n", match.start())
+        line = text[match.start():end if end >= 0 else len(text)]
+        if _THEMATIC_BREAK.match(line):  # `* * * * ...` is a rule, not nested lists
+            continue
+        prefix = _CONTAINERS.match(line)
+        markers = prefix.group(0) if prefix else ""
+        quotes = markers.count(">")
+        items = len(re.findall(r"[-+*][ \t]|[0-9][.)][ \t]", markers))
+        if quotes + 2 * items > MAX_NESTING:
+            return "nesting-too-deep"
+    return None
+
+
 def slugify(text: str) -> str:
     """GitHub's heading anchor: lowercase, punctuation dropped, spaces to hyphens."""
     return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
@@ -387,12 +477,7 @@ class _Positions:
     @staticmethod
     def at(inline: Any, starts: list[int], bases: list[int], offset: int) -> tuple[int, int]:
         first = inline.map[0] if inline.map else 0
-        index = 0
-        for i, start in enumerate(starts):
-            if start <= offset:
-                index = i
-            else:
-                break
+        index = max(bisect.bisect_right(starts, offset) - 1, 0)
         return first + index, bases[index] + (offset - starts[index])
 
 
@@ -417,6 +502,8 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     text = text.removeprefix("\ufeff")
     lines = [line.rstrip("\r") for line in text.split("\n")]
+    if budget_reason(text) is not None:  # scans skip such a document (a counted reason); others get no facts
+        return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (), (), (), (), "en", len(lines), "")
     env: dict[str, Any] = {}
     try:
         tokens = parser().parse(text, env)

@@ -7,6 +7,7 @@ A pure function of the document's facts and the universe; every universe lookup 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import urllib.parse
@@ -122,6 +123,19 @@ class _DocumentResolver:
         self.deps: set[Key] = set()
         self.doc_dir = dirname(facts.path)
         self.notes: list[tuple[str, str]] = []
+        self._headings: dict[str, HeadingIndex] = {}
+
+    def headings(self, path: str) -> HeadingIndex:
+        """The heading index of a document (this one's own for its path), built once per resolution."""
+        index = self._headings.get(path)
+        if index is None:
+            if path == self.facts.path:
+                headings = self.facts.headings
+            else:
+                target_facts = self.u.documents.get(path)
+                headings = target_facts.headings if target_facts else ()
+            index = self._headings[path] = HeadingIndex(headings)
+        return index
 
     # tokens (inline code, link text)
 
@@ -311,22 +325,16 @@ class _DocumentResolver:
 
     def anchor_in(self, origin: str, span: Span, href: str, path: str, anchor: str) -> Reference:
         """Check `#anchor` against the target document's heading slugs (own headings for `#x`)."""
-        if path == self.facts.path:
-            headings = self.facts.headings
-        else:
+        if path != self.facts.path:
             self.deps.add(("slugs", path))
-            target_facts = self.u.documents.get(path)
-            headings = target_facts.headings if target_facts else ()
+        index = self.headings(path)
         target_id = entity_id(DOCUMENT, path)
         if not anchor or _LINE_ANCHOR.match(anchor):
             return Reference(origin, span, href, "resolved", target_id, path)
-        wanted = urllib.parse.unquote(anchor).lower()
-        heading = find_heading(headings, anchor)
+        heading = index.find(anchor)
         if heading is not None:
             return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
-        slugs = [h.slug for h in headings]
-        suggestions = tuple(c for c, _, _ in process.extract(
-            wanted, slugs, scorer=JaroWinkler.normalized_similarity, limit=3, score_cutoff=0.7)) if slugs else ()
+        suggestions = index.suggestions(urllib.parse.unquote(anchor).lower())
         shown = path if path != self.facts.path else "this document"
         return Reference(origin, span, href, "anchor-missing", target_id, path, anchor=anchor,
                          candidates=suggestions, message=f"`#{anchor}` is not a heading in {shown}")
@@ -405,16 +413,51 @@ _SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d
 _COMBINING = re.compile(r"[\u0300-\u036f]")
 
 
+class HeadingIndex:
+    """A document's headings by GitHub slug and by site-style slug (the first heading of each), with the
+    near-slug suggestions for a missing anchor memoised: resolving n anchors costs O(n + headings), not
+    O(n * headings)."""
+
+    __slots__ = ("_by_site", "_by_slug", "_slugs", "_suggested", "headings")
+
+    def __init__(self, headings: Iterable[Any]) -> None:
+        self.headings = tuple(headings)
+        self._by_slug: dict[str, Any] = {}
+        for heading in self.headings:
+            self._by_slug.setdefault(heading.slug, heading)
+        self._by_site: dict[str, Any] | None = None
+        self._slugs = [heading.slug for heading in self.headings]
+        self._suggested: dict[str, tuple[str, ...]] = {}
+
+    def find(self, anchor: str) -> Any | None:
+        """The heading an `#anchor` names: its GitHub slug, else the site-style slug of its text."""
+        wanted = urllib.parse.unquote(anchor).lower()
+        found = self._by_slug.get(wanted)
+        if found is None:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
+            if self._by_site is None:
+                self._by_site = {}
+                for heading in self.headings:
+                    self._by_site.setdefault(site_slug(heading.text), heading)
+            found = self._by_site.get(wanted)
+        return found
+
+    def suggestions(self, wanted: str) -> tuple[str, ...]:
+        """Up to three slugs close to a missing anchor."""
+        found = self._suggested.get(wanted)
+        if found is None:
+            found = tuple(c for c, _, _ in process.extract(
+                wanted, self._slugs, scorer=JaroWinkler.normalized_similarity, limit=3, score_cutoff=0.7)
+            ) if self._slugs else ()
+            self._suggested[wanted] = found
+        return found
+
+
 def find_heading(headings: Iterable[Any], anchor: str) -> Any | None:
     """The heading an `#anchor` names: its GitHub slug, else the site-style slug of its text."""
-    wanted = urllib.parse.unquote(anchor).lower()
-    headings = tuple(headings)
-    found = next((h for h in headings if h.slug == wanted), None)
-    if found is None:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
-        found = next((h for h in headings if site_slug(h.text) == wanted), None)
-    return found
+    return HeadingIndex(headings).find(anchor)
 
 
+@functools.lru_cache(maxsize=16384)
 def site_slug(text: str) -> str:
     """The heading anchor of VitePress and markdown-it-anchor: accents dropped, runs of punctuation and
     spaces to one hyphen, trimmed, lowercase (a leading digit gets `_`)."""
