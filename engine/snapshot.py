@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.discovery.files import INVALID_IGNORE_PATTERN
 from engine.discovery.references import MAX_EVIDENCE
 from engine.discovery.resolve import analyzer_versions
 from engine.hashing import canonical_json
@@ -380,7 +381,8 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
                                                       "repository root and no package entity exists."})
     notes.sort(key=lambda n: n["scope"])
     coverage: dict[str, Any] = {
-        "files": {"seen": len(present) + sum(1 for p in ws.skipped if p not in present),
+        "files": {"seen": len(present) + sum(1 for p, r in skipped
+                                             if p not in present and r != INVALID_IGNORE_PATTERN),
                   "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items()))},
         "skipped": [{"path": p, "reason": r} for p, r in skipped],
         "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),

@@ -1,0 +1,34 @@
+"""Hostile or broken inputs never crash a command: each gets a counted skip reason, a note, a finding or one
+clear configuration error (exit 2) that names the file; never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import copy_fixture, docbridge
+
+
+def _no_traceback(result) -> None:  # type: ignore[no-untyped-def]
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr[-2000:]
+
+
+def _coverage(root: Path) -> dict:
+    return json.loads((root / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))["coverage"]
+
+
+def test_invalid_gitignore_lines_are_skipped_with_file_and_line(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    (root / "docs" / ".gitignore").write_text("# ok\n!\nscratch-*.md\n[z-a]\n", encoding="utf-8")
+    (root / "docs" / "scratch-1.md").write_text("# Scratch\n", encoding="utf-8")
+    for command in (("scan",), ("check",), ("search", "tax")):
+        result = docbridge(*command, "--root", str(root))
+        _no_traceback(result)
+        assert result.returncode in (0, 1), result.stderr
+    coverage = _coverage(root)
+    skipped = {s["path"]: s["reason"] for s in coverage["skipped"]}
+    assert skipped == {"docs/.gitignore:2": "invalid-ignore-pattern", "docs/.gitignore:4": "invalid-ignore-pattern"}
+    assert coverage["skipped_by_reason"] == {"invalid-ignore-pattern": 2}
+    # the valid lines still apply
+    snapshot = json.loads((root / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))
+    assert not any(e["id"] == "document:docs/scratch-1.md" for e in snapshot["entities"])
