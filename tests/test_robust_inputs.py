@@ -32,3 +32,26 @@ def test_invalid_gitignore_lines_are_skipped_with_file_and_line(tmp_path: Path) 
     # the valid lines still apply
     snapshot = json.loads((root / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))
     assert not any(e["id"] == "document:docs/scratch-1.md" for e in snapshot["entities"])
+
+
+def test_out_of_range_and_boolean_numbers_and_bad_globs_are_configuration_errors(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    original = (root / "doc-bridge.config.json").read_text(encoding="utf-8")
+    cases = [
+        ('{"retrieval": {"weights": {"title": 1e999}}}', "retrieval.weights.title", "Infinity"),
+        ('{"retrieval": {"weights": {"title": NaN}}}', "retrieval.weights.title", "NaN"),
+        ('{"retrieval": {"weights": {"body": 1000}}}', "retrieval.weights", "1000"),
+        ('{"limits": {"maxFileBytes": true}}', "limits.maxFileBytes", "true"),
+        ('{"check": {"ignore": ["docs/**", "[z-a]"]}}', "check.ignore.1", "[z-a]"),
+        ('{"rules": {"criticalPaths": ["!"]}}', "rules.criticalPaths.0", '"!"'),
+    ]
+    for text, key, value in cases:
+        (root / "doc-bridge.config.json").write_text(text, encoding="utf-8")
+        command = ("search", "tax") if "weights" in text else ("check",)
+        result = docbridge(*command, "--root", str(root))
+        _no_traceback(result)
+        assert result.returncode == 2, (text, result.stdout, result.stderr)
+        assert "doc-bridge.config.json" in result.stderr and key in result.stderr and value in result.stderr, (
+            text, result.stderr)
+    (root / "doc-bridge.config.json").write_text(original, encoding="utf-8")
+    assert docbridge("search", "tax", "--root", str(root)).returncode == 0
