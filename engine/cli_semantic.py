@@ -33,7 +33,7 @@ def hybrid_configured(root: Path) -> bool:
     (an invalid configuration is reported by the command that loads it)."""
     try:
         raw = json.loads((root / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     retrieval = raw.get("retrieval") if isinstance(raw, dict) else None
     return isinstance(retrieval, dict) and retrieval.get("hybrid") is True

@@ -370,6 +370,10 @@ def load_config(root: Path) -> Config:
         raise ConfigError(f"{CONFIG_FILE}: the file is not valid UTF-8 ({exc.reason}).") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{CONFIG_FILE}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{CONFIG_FILE}: invalid JSON: it nests too deeply to be read.") from exc
+    except ValueError as exc:  # a number too long to convert, say
+        raise ConfigError(f"{CONFIG_FILE}: invalid JSON: {str(exc).rstrip('.')}.") from exc
     return parse_config(raw)
 
 

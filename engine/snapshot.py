@@ -376,6 +376,12 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
             notes.append({"scope": f"dynamic-imports:{module_resolution.path}",
                           "reason": f"{facts.dynamic_unanalyzed} dynamic import(s) with a computed specifier "
                                     f"were not analyzed."})
+    for path, facts in ws.facts.items():  # a manifest that cannot be read is used as if it were absent
+        if type(facts).kind in ("package-manifest", "tsconfig") and facts.issues:
+            issue = facts.issues[0]
+            notes.append({"scope": f"invalid-json:{path}",
+                          "reason": f"{issue.message} Its contents are not used "
+                                    f"({issue.code}, line {issue.line + 1})."})
     if not ws.universe.manifests:
         notes.append({"scope": "packages", "reason": "No package.json was found; areas are computed from the "
                                                       "repository root and no package entity exists."})

@@ -55,3 +55,23 @@ def test_out_of_range_and_boolean_numbers_and_bad_globs_are_configuration_errors
             text, result.stderr)
     (root / "doc-bridge.config.json").write_text(original, encoding="utf-8")
     assert docbridge("search", "tax", "--root", str(root)).returncode == 0
+
+
+def test_deeply_nested_or_invalid_manifests_are_noted_and_a_nested_config_is_an_error(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    (root / "src" / "billing" / "package.json").write_text(deep, encoding="utf-8")
+    (root / "tsconfig.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    (root / "src" / "orders" / "package.json").write_text('{"name": oops', encoding="utf-8")
+    result = docbridge("scan", "--root", str(root))
+    _no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    notes = {n["scope"]: n["reason"] for n in _coverage(root)["notes"]}
+    assert "nests too deeply" in notes["invalid-json:src/billing/package.json"]
+    assert "nests too deeply" in notes["invalid-json:tsconfig.json"]
+    assert "not valid JSON" in notes["invalid-json:src/orders/package.json"]
+    (root / "doc-bridge.config.json").write_text(deep, encoding="utf-8")
+    result = docbridge("check", "--root", str(root))
+    _no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "doc-bridge.config.json" in result.stderr, result.stderr
