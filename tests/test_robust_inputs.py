@@ -75,3 +75,32 @@ def test_deeply_nested_or_invalid_manifests_are_noted_and_a_nested_config_is_an_
     _no_traceback(result)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "doc-bridge.config.json" in result.stderr, result.stderr
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(9))
+
+
+def test_frontmatter_tags_alias_bombs_and_deep_nesting_are_malformed_frontmatter(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    bad = {
+        "docs/int.md": "---\n0: !!int\n---\n# Int\n",
+        "docs/float.md": "---\ntitle: !!float abc\n---\n# Float\n",
+        "docs/bool.md": "---\ntitle: !!bool maybe\n---\n# Bool\n",
+        "docs/time.md": "---\ntitle: !!timestamp 2020-13-45\n---\n# Time\n",
+        "docs/bomb.md": f"---\n{BOMB}---\n# Bomb\n",
+        "docs/deep.md": "---\n" + "".join(" " * i + "k:\n" for i in range(200)) + " " * 200 + "v\n---\n# Deep\n",
+    }
+    for path, text in bad.items():
+        (root / path).write_text(text, encoding="utf-8")
+    result = docbridge("check", "--root", str(root), "--format", "json", timeout=120)
+    _no_traceback(result)
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(result.stdout)
+    found = {f["path"]: f["message"] for f in report["findings"] if f["code"] == "DOCBRIDGE_BLOCK_INVALID"}
+    assert set(bad) <= set(found), found
+    assert "too complex" in found["docs/bomb.md"] and "too complex" in found["docs/deep.md"]
+    assert all("not valid YAML" in found[p] for p in ("docs/int.md", "docs/float.md", "docs/bool.md", "docs/time.md"))
+    result = docbridge("scan", "--root", str(root))
+    _no_traceback(result)
+    assert result.returncode == 0
