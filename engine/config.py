@@ -361,11 +361,15 @@ def _key_path(loc: tuple[Any, ...], raw: Any) -> str:
 
 def load_config(root: Path) -> Config:
     """Read `doc-bridge.config.json` under `root`, or return the defaults when there is none."""
-    path = root / CONFIG_FILE
-    if not path.is_file():
+    from engine.safe_io import read_config_file
+    try:
+        data = read_config_file(root, CONFIG_FILE)
+    except ValueError as exc:  # a link out of the root, a FIFO, a directory, a file too large
+        raise ConfigError(f"{exc}.") from exc
+    if data is None:
         return Config()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{CONFIG_FILE}: the file is not valid UTF-8 ({exc.reason}).") from exc
     except json.JSONDecodeError as exc:

@@ -4,6 +4,8 @@ clear configuration error (exit 2) that names the file; never a traceback."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from conftest import copy_fixture, docbridge
@@ -104,3 +106,54 @@ def test_frontmatter_tags_alias_bombs_and_deep_nesting_are_malformed_frontmatter
     result = docbridge("scan", "--root", str(root))
     _no_traceback(result)
     assert result.returncode == 0
+
+
+def test_artifacts_and_configuration_are_never_read_or_written_through_links(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # `.docbridge` linking out of the root: exit 2 naming it, nothing written there
+    (root / ".docbridge").symlink_to(outside)
+    for command in (("scan",), ("check",), ("search", "tax")):
+        result = docbridge(*command, "--root", str(root))
+        _no_traceback(result)
+        assert result.returncode == 2 and ".docbridge" in result.stderr and result.stderr.count("\n") == 1, (
+            command, result.stderr)
+    assert list(outside.iterdir()) == []
+    (root / ".docbridge").unlink()
+    assert docbridge("search", "tax", "--root", str(root)).returncode == 0
+    # artifacts that are links to an endless device or FIFOs read as missing and are rebuilt as files
+    for name in ("cache/facts.json", "index/projection.json", "index/manifest.json"):
+        (root / ".docbridge" / name).unlink()
+        (root / ".docbridge" / name).symlink_to("/dev/zero")
+    os.mkfifo(root / ".docbridge" / "cache" / "findings.json")
+    for command in (("search", "tax"), ("check",)):
+        result = docbridge(*command, "--root", str(root), timeout=60)
+        _no_traceback(result)
+        assert result.returncode in (0, 1), result.stderr
+    for name in ("cache/facts.json", "index/projection.json", "cache/findings.json"):
+        assert (root / ".docbridge" / name).is_file() and not (root / ".docbridge" / name).is_symlink()
+    # a directory where an artifact file belongs: exit 2 naming it
+    (root / ".docbridge" / "snapshot.json").unlink(missing_ok=True)
+    (root / ".docbridge" / "snapshot.json").mkdir()
+    result = docbridge("scan", "--root", str(root))
+    _no_traceback(result)
+    assert result.returncode == 2 and "snapshot.json" in result.stderr
+    (root / ".docbridge" / "snapshot.json").rmdir()
+    # temporary files of interrupted writes go once they are old
+    stale = root / ".docbridge" / "cache" / ".facts.json.k3j2.tmp"
+    fresh = root / ".docbridge" / ".snapshot.json.a8f1.tmp"
+    stale.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    (root / "docs" / "new.md").write_text("# New\n", encoding="utf-8")
+    assert docbridge("scan", "--root", str(root)).returncode == 0
+    assert not stale.exists() and fresh.exists()
+    # a configuration that links out of the root is not read
+    secret = outside / "doc-bridge.config.json"
+    secret.write_text('{"retrieval": {"weights": {"title": 9}}}', encoding="utf-8")
+    (root / "doc-bridge.config.json").unlink()
+    (root / "doc-bridge.config.json").symlink_to(secret)
+    result = docbridge("scan", "--root", str(root))
+    _no_traceback(result)
+    assert result.returncode == 2 and "doc-bridge.config.json" in result.stderr and "outside" in result.stderr
