@@ -359,6 +359,11 @@ def _key_path(loc: tuple[Any, ...], raw: Any) -> str:
     return ".".join(parts)
 
 
+def _printable(text: str) -> str:
+    """`text` with control characters escaped, so that an error about a key stays on one line."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
 def load_config(root: Path) -> Config:
     """Read `doc-bridge.config.json` under `root`, or return the defaults when there is none."""
     from engine.safe_io import read_config_file
@@ -390,11 +395,11 @@ def parse_config(raw: Any) -> Config:
         messages = []
         for error in exc.errors():
             loc = tuple(x for x in error["loc"] if x not in ("function-after[_sorted_unique(), RoutingOptions]",))
-            key = _key_path(loc, raw) or "(top level)"
+            key = _printable(_key_path(loc, raw)) or "(top level)"
             message = f"{CONFIG_FILE}: {key}: {error['msg']}"
             value = error.get("input")
             if isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80):
-                shown = json.dumps(value)
+                shown = json.dumps(value)  # escapes control characters too
                 if shown not in message:
                     message += f" (the value is {shown})"
             messages.append(message)

@@ -66,7 +66,7 @@ def run_cli(files: dict[str, str], *commands: tuple[str, ...]) -> list[tuple[int
             assert code in (0, 1, 2), (command, code, stderr)
             assert "Traceback" not in stderr, stderr
             if code == 2:
-                lines = [line for line in stderr.splitlines() if line.strip()]
+                lines = [line for line in stderr.split("\n") if line.strip()]
                 assert lines and lines[0].startswith("error: "), stderr
                 assert all("doc-bridge.config.json" in line or ".docbridge" in line for line in lines), stderr
             elif command[0] == "check" and "--format" in command:
