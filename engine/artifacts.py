@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
 from engine.hashing import canonical_json, sha256_bytes
+from engine.safe_io import read_artifact
 
 STATE_KIND = "scan-state"
 
@@ -53,10 +54,7 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
     reuse = workspace.reuse_report()
     state = _read_current(workspace, "cache/scan-state.json", STATE_KIND)
     if state is not None:
-        try:
-            data = target.read_bytes()
-        except OSError:
-            data = b""
+        data = read_artifact(target) or b""
         if state.get("sha256") == sha256_bytes(data):
             if state.get("reuse") != reuse:
                 data = _splice_reuse(data, state, reuse)

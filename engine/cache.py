@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from engine.hashing import sha256_bytes
 from engine.model import FACT_CLASSES, FileFacts, to_row
+from engine.safe_io import ArtifactPathError, prepare_write, read_artifact, real_dirs
 
 ARTIFACT_DIR = ".docbridge"
 CACHE_FORMAT = 1
@@ -25,14 +27,23 @@ RACY_WINDOW_NS = 2_000_000_000
 
 
 def artifact_dir(root: Path) -> Path:
-    return root / ARTIFACT_DIR
+    """`root/.docbridge`; an ArtifactPathError when it exists as anything but a real directory (a link to a
+    folder elsewhere would have every artifact written there)."""
+    path = root / ARTIFACT_DIR
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return path
+    if not stat.S_ISDIR(st.st_mode):
+        real_dirs(path, create=False)  # raises, naming the path
+    return path
 
 
 def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write `data` (bytes, or pieces of them) to `path` so that readers see the old file or the new one,
     never half of either."""
     import tempfile  # deferred: a search over a current index reads artifacts and writes none
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepare_write(path)  # real folders (no links) under .docbridge, no directory at `path`, stale temps gone
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -40,7 +51,10 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
                 out.write(piece)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temp, path)
+        try:
+            os.replace(temp, path)
+        except IsADirectoryError as exc:
+            raise ArtifactPathError(f"{path} is a directory where a file is written (remove or rename it).") from exc
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -55,16 +69,15 @@ def write_sealed(path: Path, kind: str, payload: Any, extra: dict[str, Any] | No
 
 def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any] | None:
     """The header and payload of a sealed artifact, or None when it is missing, foreign or corrupt."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    raw = read_artifact(path)  # a regular file, never through a link, never a FIFO or a device
+    if raw is None:
         return None
     head, sep, body = raw.partition(b"\n")
     if not sep:
         return None
     try:
         header = json.loads(head)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
     if not isinstance(header, dict) or header.get("kind") != kind or header.get("format") != CACHE_FORMAT:
         return None
@@ -75,7 +88,7 @@ def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> 
         return None
     try:
         return header, json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return None
 
 

@@ -27,7 +27,8 @@ def _input_errors() -> tuple[type[Exception], ...]:
     # evaluated only when an exception reaches `main`: importing the configuration's model (pydantic) costs
     # more than a search over a current index takes
     from engine.config import ConfigError
-    return UsageError, ConfigError
+    from engine.safe_io import ArtifactPathError
+    return UsageError, ConfigError, ArtifactPathError
 
 
 def _console(stderr: bool = False) -> Any:

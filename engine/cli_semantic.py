@@ -31,9 +31,11 @@ CONFIG_FILE = "doc-bridge.config.json"
 def hybrid_configured(root: Path) -> bool:
     """Whether the configuration asks for hybrid search (`retrieval.hybrid`), read without validating the rest
     (an invalid configuration is reported by the command that loads it)."""
+    from engine.safe_io import read_config_file
     try:
-        raw = json.loads((root / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_config_file(root, CONFIG_FILE)
+        raw = json.loads(data) if data is not None else None
+    except (OSError, ValueError, RecursionError):
         return False
     retrieval = raw.get("retrieval") if isinstance(raw, dict) else None
     return isinstance(retrieval, dict) and retrieval.get("hybrid") is True

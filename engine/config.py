@@ -8,12 +8,25 @@ The file format is the established one of the original tool (`routing.options.ow
 from __future__ import annotations
 
 import json
+import math
+import types
+import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
+from engine.globs import glob_error
 from engine.hashing import canonical_hash
 
 CONFIG_FILE = "doc-bridge.config.json"
@@ -21,6 +34,27 @@ DEFAULT_AREA_ROOTS = ("src", "lib", "app", "source", "server", "client", "packag
 DEFAULT_WEIGHTS = {"title": 4.0, "headings": 3.0, "symbols": 3.0, "path": 2.0, "aliases": 2.0, "summary": 2.0,
                    "body": 1.0}
 Severity = Literal["error", "warning", "info", "hint", "off"]
+MAX_WEIGHT = 100.0
+
+
+def _valid_glob(value: str) -> str:
+    reason = glob_error(value)
+    if reason is not None:
+        raise ValueError(f"{json.dumps(value)} is not a valid glob ({reason})")
+    return value
+
+
+Glob = Annotated[str, AfterValidator(_valid_glob)]  # a gitignore-style pattern pathspec compiles
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field's type is a number (int or float, optionally with None) but not a bool."""
+    if annotation in (int, float):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(a in (int, float) for a in args)
+    return False
 
 
 class ConfigError(Exception):
@@ -28,7 +62,19 @@ class ConfigError(Exception):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+    # no NaN or infinity anywhere: `1e999` parses to inf, and neither survives canonical JSON hashing
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True,
+                              allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic's lax mode takes `true` for 1; a person who wrote `"maxFileBytes": true` meant something else
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            if field is not None and _numeric(field.annotation):
+                raise ValueError(f"must be a number, not {json.dumps(value)}")
+        return value
 
 
 class OwnershipRecord(_Model):
@@ -114,7 +160,7 @@ class Corpus(_Model):
 class AreasConfig(_Model):
     depth: int = Field(default=1, ge=1, le=4)
     roots: tuple[str, ...] = DEFAULT_AREA_ROOTS
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[Glob, ...] = ()
 
 
 class AnalysisConfig(_Model):
@@ -130,7 +176,7 @@ class LimitsConfig(_Model):
 
 class CheckConfig(_Model):
     severity: dict[str, Severity] = Field(default_factory=dict)
-    ignore: tuple[str, ...] = ()
+    ignore: tuple[Glob, ...] = ()
 
 
 class RetrievalParams(_Model):
@@ -150,13 +196,23 @@ class RetrievalConfig(_Model):
     # hybrid search by default (engine.semantic); outside the hash: it changes no lexical artifact
     hybrid: bool = Field(default=False, exclude=True)
 
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, weight in value.items():
+                if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+                    raise ValueError(f"weight for {name!r} must be a number, not {json.dumps(weight, default=str)}")
+        return value
+
     @field_validator("weights")
     @classmethod
     def _known_fields(cls, value: dict[str, float]) -> dict[str, float]:
-        # Unknown fields are ignored (as the original does); negative weights make no sense.
+        # Unknown fields are ignored (as the original does); a weight is a finite number from 0 to 100.
         for name, weight in value.items():
-            if weight < 0:
-                raise ValueError(f"weight for {name!r} must not be negative")
+            if not math.isfinite(weight) or not 0 <= weight <= MAX_WEIGHT:
+                raise ValueError(f"weight for {name!r} must be a finite number from 0 to {MAX_WEIGHT:g}, "
+                                 f"not {weight!r}")
         return {k: v for k, v in value.items() if k in DEFAULT_WEIGHTS}
 
 
@@ -232,7 +288,7 @@ class RulesConfig(_Model):
 
     mode: Literal["default", "recommended", "strict"] | None = None  # None: no mode, findings as they are
     overrides: dict[str, Literal["error", "warn", "info", "off"]] = Field(default_factory=dict)
-    critical_paths: tuple[str, ...] = ()
+    critical_paths: tuple[Glob, ...] = ()
     centrality_threshold: float = Field(default=0.2, ge=0, le=1)
 
 
@@ -241,7 +297,7 @@ class AuditConfig(_Model):
 
     min_words: int = Field(default=20, ge=0)
     require_examples: bool = True
-    required_sections: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # path glob -> headings
+    required_sections: dict[Glob, tuple[str, ...]] = Field(default_factory=dict)  # path glob -> headings
 
 
 class DoctorConfig(_Model):
@@ -253,7 +309,7 @@ class Config(_Model):
     corpus: Corpus = Corpus()
     routing: Routing = Routing()
     analysis: AnalysisConfig = AnalysisConfig()
-    ignore: tuple[str, ...] = ()
+    ignore: tuple[Glob, ...] = ()
     limits: LimitsConfig = LimitsConfig()
     check: CheckConfig = CheckConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
@@ -303,17 +359,30 @@ def _key_path(loc: tuple[Any, ...], raw: Any) -> str:
     return ".".join(parts)
 
 
+def _printable(text: str) -> str:
+    """`text` with control characters escaped, so that an error about a key stays on one line."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
 def load_config(root: Path) -> Config:
     """Read `doc-bridge.config.json` under `root`, or return the defaults when there is none."""
-    path = root / CONFIG_FILE
-    if not path.is_file():
+    from engine.safe_io import read_config_file
+    try:
+        data = read_config_file(root, CONFIG_FILE)
+    except ValueError as exc:  # a link out of the root, a FIFO, a directory, a file too large
+        raise ConfigError(f"{exc}.") from exc
+    if data is None:
         return Config()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{CONFIG_FILE}: the file is not valid UTF-8 ({exc.reason}).") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{CONFIG_FILE}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{CONFIG_FILE}: invalid JSON: it nests too deeply to be read.") from exc
+    except ValueError as exc:  # a number too long to convert, say
+        raise ConfigError(f"{CONFIG_FILE}: invalid JSON: {str(exc).rstrip('.')}.") from exc
     return parse_config(raw)
 
 
@@ -326,6 +395,12 @@ def parse_config(raw: Any) -> Config:
         messages = []
         for error in exc.errors():
             loc = tuple(x for x in error["loc"] if x not in ("function-after[_sorted_unique(), RoutingOptions]",))
-            key = _key_path(loc, raw) or "(top level)"
-            messages.append(f"{CONFIG_FILE}: {key}: {error['msg']}")
+            key = _printable(_key_path(loc, raw)) or "(top level)"
+            message = f"{CONFIG_FILE}: {key}: {error['msg']}"
+            value = error.get("input")
+            if isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 80):
+                shown = json.dumps(value)  # escapes control characters too
+                if shown not in message:
+                    message += f" (the value is {shown})"
+            messages.append(message)
         raise ConfigError("\n".join(messages)) from exc

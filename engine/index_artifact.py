@@ -164,6 +164,8 @@ def read_index(path: Path) -> tuple[dict[str, Any], Projection]:
         raise IndexFileError(f"{path}: the file is not valid UTF-8.") from exc
     except json.JSONDecodeError as exc:
         raise IndexFileError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
+    except (RecursionError, ValueError) as exc:  # nesting too deep, a number too long to convert
+        raise IndexFileError(f"{path}: invalid JSON: it cannot be read ({type(exc).__name__}).") from exc
     if not isinstance(document, dict) or document.get("type") != INDEX_TYPE:
         raise IndexFileError(f"{path}: not a Doc Bridge index (type must be {INDEX_TYPE!r}).")
     if document.get("schemaVersion") != SCHEMA_VERSION:

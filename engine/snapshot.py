@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.discovery.files import INVALID_IGNORE_PATTERN
 from engine.discovery.references import MAX_EVIDENCE
 from engine.discovery.resolve import analyzer_versions
 from engine.hashing import canonical_json
@@ -375,12 +376,19 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
             notes.append({"scope": f"dynamic-imports:{module_resolution.path}",
                           "reason": f"{facts.dynamic_unanalyzed} dynamic import(s) with a computed specifier "
                                     f"were not analyzed."})
+    for path, facts in ws.facts.items():  # a manifest that cannot be read is used as if it were absent
+        if type(facts).kind in ("package-manifest", "tsconfig") and facts.issues:
+            issue = facts.issues[0]
+            notes.append({"scope": f"invalid-json:{path}",
+                          "reason": f"{issue.message} Its contents are not used "
+                                    f"({issue.code}, line {issue.line + 1})."})
     if not ws.universe.manifests:
         notes.append({"scope": "packages", "reason": "No package.json was found; areas are computed from the "
                                                       "repository root and no package entity exists."})
     notes.sort(key=lambda n: n["scope"])
     coverage: dict[str, Any] = {
-        "files": {"seen": len(present) + sum(1 for p in ws.skipped if p not in present),
+        "files": {"seen": len(present) + sum(1 for p, r in skipped
+                                             if p not in present and r != INVALID_IGNORE_PATTERN),
                   "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items()))},
         "skipped": [{"path": p, "reason": r} for p, r in skipped],
         "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as T
 
 from engine.config import ConfigError, load_config
+from engine.safe_io import ArtifactPathError
 from engine.scan import scan_state
 from engine.transitions import Change, apply_changes
 from engine.workspace import Workspace
@@ -98,7 +99,7 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
             await folder.settled()  # edits still queued on the previous model are recorded in `touched` too
             if not folder.touched:
                 break
-    except ConfigError as exc:
+    except (ConfigError, ArtifactPathError) as exc:  # the user must fix it: say so, not only in the log
         folder.scanning = False
         folder.touched = {}
         server.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=f"Doc Bridge: {exc}"))

@@ -15,12 +15,15 @@ from pathlib import Path
 import pathspec
 
 from engine.config import CONFIG_FILE, Config
+from engine.globs import compile_lines
 
 DEFAULT_EXCLUDED_DIRS = frozenset({"node_modules", "dist", "build", "coverage", ".git", ".docbridge", "out"})
 MARKDOWN_EXTENSIONS = (".md", ".markdown")
 MODULE_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 TSCONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
 BINARY_SNIFF_BYTES = 8192
+# the skip reason of a `.gitignore` line pathspec rejects (its `path:line` is the skipped entry)
+INVALID_IGNORE_PATTERN = "invalid-ignore-pattern"
 
 
 def file_kind(path: str) -> str:
@@ -63,12 +66,17 @@ class IgnoreRules:
 
     def __init__(self, config: Config) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
-        self._config_spec = pathspec.GitIgnoreSpec.from_lines(list(config.ignore)) if config.ignore else None
+        self._config_spec = compile_lines(config.ignore)[0] if config.ignore else None
 
-    def add_gitignore(self, directory: str, text: str) -> None:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if lines:
-            self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+    def add_gitignore(self, directory: str, text: str) -> list[tuple[int, str, str]]:
+        """Add one directory's `.gitignore`; a line pathspec rejects is left out and returned as
+        (1-based line number, line, reason)."""
+        numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if not numbered:
+            return []
+        spec, bad = compile_lines(line for _, line in numbered)
+        self._specs[directory] = spec
+        return [(numbered[index][0], line, reason) for index, line, reason in bad]
 
     def is_ignored(self, path: str, is_dir: bool = False) -> bool:
         parts = path.split("/")
@@ -125,9 +133,12 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
         if os.path.isfile(gitignore) and _inside(_real(gitignore), real_root):
             try:
                 with open(gitignore, encoding="utf-8", errors="replace") as handle:
-                    rules.add_gitignore(rel_dir, handle.read())
+                    invalid = rules.add_gitignore(rel_dir, handle.read())
             except OSError:
-                pass
+                invalid = []
+            for number, _, _ in invalid:  # the line is skipped; everything else proceeds
+                result.skipped[f"{rel_dir}/.gitignore:{number}" if rel_dir else f".gitignore:{number}"] = \
+                    INVALID_IGNORE_PATTERN
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError:

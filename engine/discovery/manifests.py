@@ -9,12 +9,18 @@ from typing import Any
 from engine.hashing import sha256_bytes
 from engine.model import Issue, PackageFacts, TsconfigFacts
 
-ANALYZER_VERSION = "1.0.0"
+ANALYZER_VERSION = "1.0.1"
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 
 
 def _issue(code: str, message: str, line: int = 0) -> Issue:
     return Issue(code, message, line, 0, line, 0)
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply"
+    return str(exc).rstrip(".") or type(exc).__name__
 
 
 def _line_of(text: str, pattern: str) -> int:
@@ -31,6 +37,9 @@ def analyze_package_json(path: str, text: str, data: bytes | None = None) -> Pac
         return PackageFacts(path, content_hash, directory, None, 0, (), (), (), (), None,
                             (_issue("MANIFEST_INVALID", f"package.json is not valid JSON: {exc.msg}.",
                                     exc.lineno - 1),))
+    except (ValueError, RecursionError) as exc:  # nesting too deep, a number too long to convert
+        return PackageFacts(path, content_hash, directory, None, 0, (), (), (), (), None,
+                            (_issue("MANIFEST_INVALID", f"package.json cannot be read: {_unreadable(exc)}."),))
     if not isinstance(manifest, dict):
         return PackageFacts(path, content_hash, directory, None, 0, (), (), (), (), None,
                             (_issue("MANIFEST_INVALID", "package.json must be a JSON object."),))
@@ -96,8 +105,12 @@ def analyze_tsconfig(path: str, text: str, data: bytes | None = None) -> Tsconfi
     except json.JSONDecodeError as exc:
         return TsconfigFacts(path, content_hash, None, (), None,
                              (_issue("TSCONFIG_INVALID", f"{path} is not valid JSON: {exc.msg}.", exc.lineno - 1),))
+    except (ValueError, RecursionError) as exc:
+        return TsconfigFacts(path, content_hash, None, (), None,
+                             (_issue("TSCONFIG_INVALID", f"{path} cannot be read: {_unreadable(exc)}."),))
     if not isinstance(config, dict):
-        return TsconfigFacts(path, content_hash, None, (), None, ())
+        return TsconfigFacts(path, content_hash, None, (), None,
+                             (_issue("TSCONFIG_INVALID", f"{path} must be a JSON object."),))
     options = config.get("compilerOptions") if isinstance(config.get("compilerOptions"), dict) else {}
     base_url = options.get("baseUrl") if isinstance(options.get("baseUrl"), str) else None
     paths_raw = options.get("paths") if isinstance(options.get("paths"), dict) else {}

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.2.1"
+ANALYZER_VERSION = "1.2.2"
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000
@@ -283,6 +283,40 @@ class Frontmatter(BaseModel):
 
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Frontmatter is a handful of keys: more nodes than this (counting every alias as the nodes it stands for,
+# so an alias bomb counts as what it would expand to) or deeper nesting is refused before it is built.
+YAML_MAX_NODES = 10_000
+YAML_MAX_DEPTH = 64
+
+
+def _yaml_too_complex(content: str) -> str | None:
+    """Why the YAML `content` is too complex to build, or None; reads the event stream only (iteratively,
+    nothing is constructed), so neither an alias bomb nor deep nesting costs more than one pass."""
+    sizes: dict[str, int] = {}  # anchor -> the nodes its value expands to
+    stack: list[list[Any]] = []  # open collections: [anchor, nodes so far]
+    total = 0
+    for event in yaml.parse(content, Loader=_YAML_LOADER):
+        if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            weight = sizes.get(event.anchor or "", 1) if isinstance(event, yaml.AliasEvent) else 1
+            total += weight
+            if isinstance(event, yaml.ScalarEvent) and event.anchor:
+                sizes[event.anchor] = 1
+            if stack:
+                stack[-1][1] += weight
+        elif isinstance(event, yaml.CollectionStartEvent):
+            total += 1
+            stack.append([event.anchor, 1])
+            if len(stack) > YAML_MAX_DEPTH:
+                return f"it nests deeper than {YAML_MAX_DEPTH} levels"
+        elif isinstance(event, yaml.CollectionEndEvent) and stack:
+            anchor, count = stack.pop()
+            if anchor:
+                sizes[anchor] = count
+            if stack:
+                stack[-1][1] += count
+        if total > YAML_MAX_NODES:
+            return f"it expands to more than {YAML_MAX_NODES} values (counting what each alias stands for)"
+    return None
 
 
 def _key_line(lines: list[str], first: int, last: int, key: str, after: int | None = None) -> int:
@@ -326,6 +360,9 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         return (Issue(code, message, line, 0, line, width),)
 
     try:
+        complex_reason = _yaml_too_complex(content) if content.strip() else None
+        if complex_reason is not None:
+            return (), (), issue(f"Frontmatter is too complex to read: {complex_reason}.", first)
         data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
     except yaml.YAMLError as exc:
         # "while parsing a flow sequence" errors carry where the construct began: the line a person fixes
@@ -335,6 +372,9 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
         context = getattr(exc, "context", None)
         text = f"{context}, {problem}" if context else str(problem)
         return (), (), issue(f"Frontmatter is not valid YAML: {text}.", min(line, last - 1))
+    except Exception as exc:  # a tag the constructor cannot build (`0: !!int`, `!!timestamp x`), deep recursion
+        detail = str(exc).strip().rstrip(".") or type(exc).__name__
+        return (), (), issue(f"Frontmatter is not valid YAML: a value cannot be read ({detail}).", first)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.cache import artifact_dir, write_atomic
 from engine.hashing import canonical_hash
+from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular, real_dirs
 
 OVERLAY_FILE = "overlay.json"
 OVERLAY_TYPE = "enrichment-overlay"
@@ -81,7 +82,8 @@ def read_overlay(root: Path, *, warn: bool = True) -> Overlay | None:
     """The overlay on disk, or None when there is none or it cannot be trusted (said once)."""
     path = overlay_path(root)
     try:
-        data = path.read_bytes()
+        real_dirs(path.parent, create=False)
+        data = read_regular(path, MAX_ARTIFACT_BYTES)  # never through a link, never a FIFO or a device
     except FileNotFoundError:
         return None
     except OSError as exc:

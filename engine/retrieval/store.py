@@ -34,6 +34,7 @@ from typing import Any
 from engine.cache import ARTIFACT_DIR as ARTIFACTS
 from engine.cache import RACY_WINDOW_NS, artifact_dir, read_sealed, write_atomic, write_sealed
 from engine.hashing import sha256_bytes
+from engine.safe_io import MAX_ARTIFACT_BYTES, open_regular, read_regular, real_dirs
 
 MANIFEST_KIND = "search-index"
 STORE_VERSION = 1
@@ -136,12 +137,16 @@ def _manifest(root: Path) -> dict[str, Any] | None:
 REQUIRED = ("meta.json", "entries.json", "edges.json", "masks.json", "vocabulary.json")
 
 
+def _read(path: Path) -> bytes:
+    return read_regular(path, MAX_ARTIFACT_BYTES)  # OSError when a link, a FIFO, a device or missing
+
+
 def _lexical_ok(directory: Path, files: dict[str, str]) -> bool:
     """Every file the manifest lists is there with its recorded hash (and the ones an index needs are listed)."""
     if not all(name in files for name in REQUIRED):
         return False
     try:
-        return all(sha256_bytes((directory / name).read_bytes()) == digest for name, digest in files.items())
+        return all(sha256_bytes(_read(directory / name)) == digest for name, digest in files.items())
     except OSError:
         return False
 
@@ -150,10 +155,10 @@ def _projection_seal(root: Path, verify: bool = False) -> str | None:
     """The recorded SHA-256 of the sealed projection file (its first line); with `verify`, only when the
     file's body still has that hash (an explanation reads it later; a damaged one is rebuilt now)."""
     try:
-        with open(index_dir(root) / "projection.json", "rb") as handle:
-            header = json.loads(handle.readline())
+        with open_regular(index_dir(root) / "projection.json") as handle:
+            header = json.loads(handle.readline(1 << 20))
             body = handle.read() if verify else b""
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     seal = header.get("sha256") if isinstance(header, dict) else None
     if verify and seal != sha256_bytes(body):
@@ -183,7 +188,7 @@ def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: st
 
     def load(name: str) -> Any:
         def read() -> list[str]:
-            value = json.loads((directory / name).read_text(encoding="utf-8"))
+            value = json.loads(_read(directory / name).decode("utf-8"))
             if not isinstance(value, list) or (name == "masks.json" and len(value) != len(projection.entries)):
                 raise ValueError(f"{directory / name} does not belong to this index")
             return value
@@ -202,8 +207,8 @@ def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: st
 def _lean_projection(directory: Path) -> Any | None:
     from engine.artifacts import projection_from_state
     try:
-        state = json.loads((directory / "entries.json").read_bytes())
-    except (OSError, ValueError):
+        state = json.loads(_read(directory / "entries.json"))
+    except (OSError, ValueError, RecursionError):
         return None
     return projection_from_state(state)
 
@@ -218,7 +223,7 @@ def _edges(directory: Path) -> Any:
         found = cache.get(index)
         if found is None:
             if not lines:
-                lines.extend(json.loads((directory / "edges.json").read_bytes()))
+                lines.extend(json.loads(_read(directory / "edges.json")))
             packed = lines[index]
             found = cache[index] = tuple(Edge(*item.split("\t")) for item in packed.split("\n")) if packed else ()
         return found
@@ -285,7 +290,7 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
     base = index_dir(root)
     name = f"lexical-{seal[:16]}"
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        real_dirs(base, create=True)  # no link on the way: the build goes inside the root or nowhere
         building = Path(tempfile.mkdtemp(prefix=".lexical-", suffix=".tmp", dir=base))
     except OSError:  # a read-only checkout still searches, in memory
         retriever = Retriever(projection)

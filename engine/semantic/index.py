@@ -23,6 +23,7 @@ from typing import Any
 from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
 from engine.hashing import sha256_bytes
 from engine.model import DOCUMENT, MODULE
+from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular, real_dirs
 from engine.semantic.chunks import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_module
 from engine.semantic.embed import Embedder, EmbeddingError
 
@@ -83,7 +84,7 @@ class SemanticIndex:
     def save(self, root: Path) -> None:
         import numpy as np
         directory = semantic_dir(root)
-        directory.mkdir(parents=True, exist_ok=True)
+        real_dirs(directory, create=True)  # never through a link out of the root
         lines = [json.dumps({**c.to_json(), "key": k}, ensure_ascii=False, separators=(",", ":"))
                  for c, k in zip(self.chunks, self.keys)]
         chunks_bytes = ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
@@ -120,8 +121,8 @@ def load_index(root: Path) -> SemanticIndex:
         raise IndexUnreadable("the semantic index is damaged or from another version: rebuild it with "
                               "`docbridge index --semantic`.")
     try:
-        chunks_bytes = (directory / "chunks.jsonl").read_bytes()
-        vector_bytes = (directory / "vectors.npy").read_bytes()
+        chunks_bytes = read_regular(directory / "chunks.jsonl", MAX_ARTIFACT_BYTES)
+        vector_bytes = read_regular(directory / "vectors.npy", MAX_ARTIFACT_BYTES)
         hashes = meta["sha256"]
         if sha256_bytes(chunks_bytes) != hashes["chunks.jsonl"] or sha256_bytes(vector_bytes) != hashes["vectors.npy"]:
             raise ValueError("hash mismatch")
