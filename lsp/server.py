@@ -216,10 +216,15 @@ class DocBridgeServer(LanguageServer):
                 log.debug("code lens refresh failed", exc_info=True)
 
 
+# Skip reasons of a file (or its open buffer) that is beyond a budget: no request kind answers from it and its
+# only diagnostic says why it is not analyzed.
+NOT_ANALYZED = ("too-large", "line-too-long", "nesting-too-deep")
+
+
 def too_large(state: ModelState, path: str) -> bool:
-    """Whether the file (its open buffer, when there is one) is over `limits.maxFileBytes`: no request kind
-    answers from it; its only diagnostic says it is too large to analyze."""
-    return state.skipped.get(path) == "too-large"
+    """Whether the file (its open buffer, when there is one) is beyond a budget: over `limits.maxFileBytes`,
+    a line too long or containers nested too deep to analyze."""
+    return state.skipped.get(path) in NOT_ANALYZED
 
 
 def safely(default: Any = None) -> Callable[[F], F]:

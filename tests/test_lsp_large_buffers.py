@@ -73,12 +73,13 @@ def _empty(result: Any) -> bool:
     return result is None or (isinstance(result, list | tuple) and not result)
 
 
-async def assert_not_analyzed(s: Session, path: Path) -> None:
-    """The too-large notice is the buffer's only diagnostic, and every request on it answers empty, quickly."""
-    await s.until(lambda: any(d.code == "FILE_TOO_LARGE" for d in s.diagnostics(path)), 60)
+async def assert_not_analyzed(s: Session, path: Path, code: str = "FILE_TOO_LARGE", says: str = "maxFileBytes") -> None:
+    """The notice (too large, by default) is the buffer's only diagnostic, and every request on it answers
+    empty, quickly."""
+    await s.until(lambda: any(d.code == code for d in s.diagnostics(path)), 60)
     (notice,) = s.diagnostics(path)
     assert notice.severity == T.DiagnosticSeverity.Information
-    assert "maxFileBytes" in notice.message and "does not analyze it" in notice.message
+    assert says in notice.message and "does not analyze it" in notice.message
     for kind, request in requests(s, path.as_uri()).items():
         started = time.perf_counter()
         result = await asyncio.wait_for(request(), QUICK * 4)
@@ -136,3 +137,25 @@ async def test_a_huge_buffer_opened_during_the_first_scan_is_not_analyzed(tmp_pa
         await s.ready(timeout=60)
         await assert_not_analyzed(s, big)
         await assert_still_answering(s, root)
+
+
+@pytest.mark.parametrize(("text", "code", "says"), [
+    (one_line(150_000), "FILE_LINE_TOO_LONG", "longer than 100,000 characters"),
+    ("# Quotes\n\n[x](billing.md)\n\n" + ">" * 40 + " deep [x](billing.md)\n", "FILE_NESTING_TOO_DEEP",
+     "nests more than 16"),
+], ids=["line-too-long", "nesting-too-deep"])
+async def test_a_buffer_beyond_an_analyzer_budget_says_so_and_is_not_analyzed(tmp_path: Path, text: str, code: str,
+                                                                            says: str) -> None:
+    """Under the size cap but beyond the Markdown analyzer's budgets (what `scan` counts as `line-too-long` and
+    `nesting-too-deep`): the same notice-and-empty-answers as a buffer over the cap, until it is fixed."""
+    root = copy_fixture("acme", tmp_path)
+    doc = root / "docs/odd.md"
+    async with session(root) as s:
+        s.open(doc, text)
+        await assert_not_analyzed(s, doc, code, says)
+        s.replace_all(doc, "# Fine\n\nSee [billing](billing.md).\n")
+        await s.until(lambda: not any(d.code == code for d in s.diagnostics(doc)), 30)
+        assert await s.client.text_document_document_symbol_async(T.DocumentSymbolParams(
+            text_document=_doc(doc.as_uri())))
+        await assert_still_answering(s, root)
+        assert [m.message for m in s.client.log_messages if m.type == T.MessageType.Error] == []
