@@ -18,14 +18,13 @@ from lsprotocol import types as T
 
 from engine.artifacts import artifact_dir
 from engine.cache import write_atomic
-from engine.discovery.markdown import MAX_LINE_CHARS, MAX_NESTING
 from engine.findings import RULES, Finding
+from engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
 from engine.model import Span
 from engine.reconcile import apply_config
 from engine.safe_io import ArtifactPathError, read_artifact
 from engine.state import ModelState
 from lsp.positions import path_to_uri
-from lsp.server import NOT_ANALYZED
 
 if TYPE_CHECKING:
     from lsp.folders import Folder
@@ -97,23 +96,11 @@ def _signature(diagnostics: list[T.Diagnostic]) -> tuple[Any, ...]:
                   d.range.end.character, len(d.related_information or ())) for d in diagnostics)
 
 
-NOTICES = ("FILE_TOO_LARGE", "FILE_LINE_TOO_LONG", "FILE_NESTING_TOO_DEEP")
-
-
 def _too_large(state: ModelState, path: str, server: DocBridgeServer, folder: Folder) -> T.Diagnostic | None:
-    reason = state.skipped.get(path)
-    if reason not in NOT_ANALYZED or server.convert.buffer_text(server.convert.uri(folder, path)) is None:
+    notice = not_analyzed_notice(state, path)
+    if notice is None or server.convert.buffer_text(server.convert.uri(folder, path)) is None:
         return None
-    if reason == "too-large":
-        limit = state.config.limits.max_file_bytes
-        code, message = "FILE_TOO_LARGE", (f"This file is larger than the {limit:,}-byte limit "
-                                           f"(`limits.maxFileBytes`), so Doc Bridge does not analyze it.")
-    elif reason == "line-too-long":
-        code, message = "FILE_LINE_TOO_LONG", (f"A line of this file is longer than {MAX_LINE_CHARS:,} characters, "
-                                               f"so Doc Bridge does not analyze it.")
-    else:
-        code, message = "FILE_NESTING_TOO_DEEP", (f"A line of this file nests more than {MAX_NESTING} quotes or list "
-                                                  f"items, so Doc Bridge does not analyze it.")
+    code, message = notice
     return T.Diagnostic(range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
                         severity=T.DiagnosticSeverity.Information, source="docbridge", code=code, message=message)
 
@@ -163,7 +150,7 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     # a file's "not analyzed" notice comes and goes with its skip reason, not with its findings: look again at
     # files now beyond a budget and at those last sent with a notice
     paths |= {path for path, reason in state.skipped.items() if reason in NOT_ANALYZED}
-    paths |= {path for path, signature in folder.published.values() if any(s[0] in NOTICES for s in signature)}
+    paths |= {path for path, signature in folder.published.values() if any(s[0] in NOTICE_CODES for s in signature)}
     sent = 0
     for path in sorted((p for p in paths if p is not None), key=str):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)

@@ -25,6 +25,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from engine import __version__
+from engine.ide.files import not_analyzed
 from engine.ide.provisional import provisional_state
 from engine.state import ModelState
 from lsp import framing, protocol
@@ -216,15 +217,10 @@ class DocBridgeServer(LanguageServer):
                 log.debug("code lens refresh failed", exc_info=True)
 
 
-# Skip reasons of a file (or its open buffer) that is beyond a budget: no request kind answers from it and its
-# only diagnostic says why it is not analyzed.
-NOT_ANALYZED = ("too-large", "line-too-long", "nesting-too-deep")
-
-
 def too_large(state: ModelState, path: str) -> bool:
-    """Whether the file (its open buffer, when there is one) is beyond a budget: over `limits.maxFileBytes`,
-    a line too long or containers nested too deep to analyze."""
-    return state.skipped.get(path) in NOT_ANALYZED
+    """Whether the file (its open buffer, when there is one) is beyond a budget: no request kind answers from
+    it; its only diagnostic says why it is not analyzed."""
+    return not_analyzed(state, path)
 
 
 def safely(default: Any = None) -> Callable[[F], F]:

@@ -8,6 +8,34 @@ from pathlib import Path
 
 from engine.config import CONFIG_FILE
 from engine.discovery.files import ANALYZED_KINDS, DEFAULT_EXCLUDED_DIRS, file_kind
+from engine.discovery.markdown import MAX_LINE_CHARS, MAX_NESTING
+from engine.state import ModelState
+
+# Skip reasons of a file (or its open buffer) beyond a budget: nothing answers from it, and an editor shows
+# one notice saying why it is not analyzed.
+NOT_ANALYZED = ("too-large", "line-too-long", "nesting-too-deep")
+NOTICE_CODES = ("FILE_TOO_LARGE", "FILE_LINE_TOO_LONG", "FILE_NESTING_TOO_DEEP")
+
+
+def not_analyzed(state: ModelState, path: str) -> bool:
+    """Whether the file is beyond a budget: over `limits.maxFileBytes`, a line too long or containers nested
+    too deep to analyze."""
+    return state.skipped.get(path) in NOT_ANALYZED
+
+
+def not_analyzed_notice(state: ModelState, path: str) -> tuple[str, str] | None:
+    """The code and sentence that tell a person why the file is not analyzed, or None when it is."""
+    reason = state.skipped.get(path)
+    if reason == "too-large":
+        return "FILE_TOO_LARGE", (f"This file is larger than the {state.config.limits.max_file_bytes:,}-byte limit "
+                                  f"(`limits.maxFileBytes`), so Doc Bridge does not analyze it.")
+    if reason == "line-too-long":
+        return "FILE_LINE_TOO_LONG", (f"A line of this file is longer than {MAX_LINE_CHARS:,} characters, so "
+                                      f"Doc Bridge does not analyze it.")
+    if reason == "nesting-too-deep":
+        return "FILE_NESTING_TOO_DEEP", (f"A line of this file nests more than {MAX_NESTING} quotes or list items, "
+                                         f"so Doc Bridge does not analyze it.")
+    return None
 
 
 def needs_rescan(path: str) -> bool:
