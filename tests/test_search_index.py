@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -127,3 +129,16 @@ def test_a_configuration_change_rebuilds(acme_index: Path) -> None:
     config.write_text("{ not json", encoding="utf-8")
     result = docbridge("search", "billing", "--root", str(acme_index))
     assert result.returncode == 2 and "doc-bridge.config.json" in result.stderr
+
+
+def test_a_new_analyzer_version_rebuilds(acme_index: Path) -> None:
+    """An upgrade whose analyzers read files differently must not answer from an index the old ones built,
+    even though no file changed."""
+    assert search(acme_index, "billing")["index"]["source"] == "built"
+    assert search(acme_index, "billing")["index"]["source"] == "current"
+    upgraded = ("import sys; from engine.discovery import versions; versions.ANALYZERS['markdown'] += '+next'; "
+                "from engine.cli import main; sys.exit(main(sys.argv[1:]))")
+    result = subprocess.run([sys.executable, "-c", upgraded, "search", "billing", "--root", str(acme_index), "--json"],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["index"]["source"] != "current"

@@ -6,10 +6,11 @@ import json
 import re
 from typing import Any
 
+from engine.discovery import versions
 from engine.hashing import sha256_bytes
 from engine.model import Issue, PackageFacts, TsconfigFacts
 
-ANALYZER_VERSION = "1.0.1"
+ANALYZER_VERSION = versions.MANIFESTS
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 
 

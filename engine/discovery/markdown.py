@@ -24,10 +24,11 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.gfm import gfm_plugin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engine.discovery import versions
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
-ANALYZER_VERSION = "1.2.2"
+ANALYZER_VERSION = versions.MARKDOWN
 SUMMARY_LIMIT = 400
 BODY_LIMIT = 16000
 MAX_HEADINGS = 1000

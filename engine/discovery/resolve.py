@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.discovery import versions
 from engine.discovery.analyze import ANALYZER_VERSIONS
 from engine.discovery.imports import ImportOutcome, ModuleResolution, resolve_module
 from engine.discovery.references import (
@@ -22,7 +23,7 @@ from engine.discovery.references import (
 from engine.discovery.universe import Key, Universe
 from engine.model import MarkdownFacts, ModuleFacts
 
-RESOLVER_VERSION = "1.3.0"
+RESOLVER_VERSION = versions.RESOLVER
 
 Resolution = DocumentResolution | ModuleResolution
 

@@ -13,10 +13,11 @@ import regex
 import tree_sitter_typescript as tst
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from engine.discovery import versions
 from engine.hashing import sha256_bytes
 from engine.model import Export, Import, ModuleFacts
 
-ANALYZER_VERSION = "1.2.0"
+ANALYZER_VERSION = versions.TYPESCRIPT
 PROSE_LIMIT = 3000  # characters of comments and message strings kept per module
 SUMMARY_LIMIT = 200
 OUTLINE_LIMIT = 64  # member names kept per module

@@ -48,11 +48,13 @@ def index_dir(root: Path) -> Path:
 def _versions() -> dict[str, Any]:
     import tantivy
 
+    from engine.discovery import versions
     from engine.graph import GRAPH_VERSION
     from engine.lexicon import GLOSSARY_VERSION, LEXICON_VERSION
     from engine.retrieval.project import PROJECTION_VERSION
     return {"store": STORE_VERSION, "projection": PROJECTION_VERSION, "lexicon": LEXICON_VERSION,
-            "glossary": GLOSSARY_VERSION, "graph": GRAPH_VERSION, "tantivy": getattr(tantivy, "__version__", "")}
+            "glossary": GLOSSARY_VERSION, "graph": GRAPH_VERSION, "tantivy": getattr(tantivy, "__version__", ""),
+            "analyzers": {**versions.ANALYZERS, "resolve": versions.RESOLVER}}
 
 
 # ------------------------------------------------------------------------------------------------ tree stamp

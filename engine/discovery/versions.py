@@ -1,0 +1,10 @@
+"""The analyzers' and the resolver's versions: what snapshots, input fingerprints, the facts cache and the
+search index record. Kept apart from the analyzers so that a warm search can check them without importing
+markdown-it or tree-sitter. Bump one whenever what it produces changes."""
+
+MARKDOWN = "1.2.2"
+TYPESCRIPT = "1.2.0"
+MANIFESTS = "1.0.1"
+RESOLVER = "1.3.0"
+
+ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}
