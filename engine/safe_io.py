@@ -92,15 +92,20 @@ def real_dirs(directory: Path, *, create: bool) -> bool:
     return True
 
 
-def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of `path` when it is a regular file of at most `max_bytes`, opened without following a link
-    and without blocking; FileNotFoundError when it is missing, UnsafeFileError when it is anything else."""
+def _open_no_follow(path: Path) -> int:
+    """A descriptor for `path`, opened without following a link and without blocking on a FIFO."""
     try:
-        handle = os.open(path, _OPEN_FLAGS)
+        return os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafeFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
         raise
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of `path` when it is a regular file of at most `max_bytes`, opened without following a link
+    and without blocking; FileNotFoundError when it is missing, UnsafeFileError when it is anything else."""
+    handle = _open_no_follow(path)
     try:
         st = os.fstat(handle)
         if stat.S_ISDIR(st.st_mode):
@@ -127,12 +132,7 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading when it is a regular file (no link followed, no FIFO waited on);
     OSError otherwise. For reading only the start of a large artifact (its header line)."""
-    try:
-        handle = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
-        raise
+    handle = _open_no_follow(path)
     try:
         if not stat.S_ISREG(os.fstat(handle).st_mode):
             raise UnsafeFileError(errno.EINVAL, "is not a regular file", str(path))

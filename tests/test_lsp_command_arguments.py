@@ -63,12 +63,7 @@ async def test_null_and_non_array_arguments_over_raw_json_rpc(root: Path) -> Non
     try:
         await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
         client.send({"method": "initialized", "params": {}})
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while not any(n["method"] == "docbridge/status" and n["params"]["state"] == "ready"
-                      for n in client.notifications):
-            assert loop.time() < deadline, "the scan never finished"
-            await asyncio.sleep(0.05)
+        await client.ready()  # the first scan finished
         number = 10
         for command in REF_COMMANDS:
             number += 1
