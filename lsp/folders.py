@@ -34,7 +34,9 @@ class Folder:
     workspace: Workspace | None = None  # None until the first scan finishes
     config: Config | None = None
     scanning: bool = False
-    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once a model is installed
+    # set once a model is installed, or once a scan failed with no model to answer from (requests waiting for
+    # the first model then answer empty instead of waiting until the configuration is fixed)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
     # changes seen while a scan runs (path -> buffer text, or None for the disk): applied to the scan's result
     touched: dict[str, str | None] = field(default_factory=dict)
     provisional: dict[str, tuple[str, ModelState]] = field(default_factory=dict)

@@ -105,6 +105,7 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
         server.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=f"Doc Bridge: {exc}"))
         server.status(folder, "error", str(exc))
         end("configuration error")
+        folder.ready.set()
         return
     except Exception as exc:  # a scan must never take the server down
         folder.scanning = False
@@ -113,6 +114,7 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
         server.log("error", f"Doc Bridge: scanning {folder.root} failed: {exc}")
         server.status(folder, "error", str(exc))
         end("failed")
+        folder.ready.set()
         return
     if server.folders.by_root.get(str(folder.root)) is not folder:  # removed while scanning
         end("folder removed")
