@@ -42,7 +42,18 @@ def _summary(snapshot: Any) -> dict[str, Any]:
         "files": snapshot.coverage["files"],
         "skipped": snapshot.coverage["skipped_by_reason"],
         "unresolved": snapshot.coverage["unresolved"],
+        "unreadable": _unreadable(snapshot.coverage),
     }
+
+
+def _unreadable(coverage: dict[str, Any]) -> list[dict[str, str]]:
+    """Inputs a person wrote that could not be used (a manifest that is not JSON, an ignore line that does not
+    compile): named in `scan`'s report, since the scan goes on without them."""
+    found = [{"path": note["scope"].split(":", 1)[1], "reason": note["reason"]} for note in coverage["notes"]
+             if note["scope"].startswith("invalid-json:")]
+    found += [{"path": entry["path"], "reason": "This ignore line cannot be compiled as a pattern; it is left out."}
+              for entry in coverage["skipped"] if entry["reason"] == "invalid-ignore-pattern"]
+    return sorted(found, key=lambda item: item["path"])
 
 
 def write_snapshot(workspace: Any) -> SnapshotArtifact:

@@ -93,6 +93,9 @@ def _write_output(path: str, text: str) -> None:
 # ---------------------------------------------------------------------------------------------- scan
 
 
+UNREADABLE_SHOWN = 10  # inputs that could not be used, named one per line in scan's text report
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from engine.artifacts import write_snapshot
     root = _root(args.root)
@@ -114,6 +117,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     out.print("Relations:  " + (", ".join(f"{n} {k}" for k, n in summary["relations"].items()) or "none"))
     out.print("Skipped:    " + (", ".join(f"{n} {k}" for k, n in summary["skipped"].items()) or "nothing"))
     out.print("Unresolved: " + (", ".join(f"{n} {k}" for k, n in summary["unresolved"].items()) or "nothing"))
+    unreadable = summary.get("unreadable", [])
+    for item in unreadable[:UNREADABLE_SHOWN]:
+        out.print(f"Unreadable: {item['path']}: {item['reason']}", markup=False, highlight=False)
+    if len(unreadable) > UNREADABLE_SHOWN:
+        out.print(f"Unreadable: {len(unreadable) - UNREADABLE_SHOWN} more (--json lists them)")
     out.print(f"Reuse:      {summary['reuse']['reason']}")
     shown = artifact.path.relative_to(root) if artifact.path.is_relative_to(root) else artifact.path
     state = "written" if artifact.rebuilt else "unchanged"

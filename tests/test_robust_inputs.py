@@ -27,6 +27,9 @@ def test_invalid_gitignore_lines_are_skipped_with_file_and_line(tmp_path: Path) 
         result = docbridge(*command, "--root", str(root))
         _no_traceback(result)
         assert result.returncode in (0, 1), result.stderr
+    report = docbridge("scan", "--root", str(root)).stdout  # the text report names each line left out
+    assert "Unreadable: docs/.gitignore:2: This ignore line cannot be compiled" in report
+    assert "Unreadable: docs/.gitignore:4: This ignore line cannot be compiled" in report
     coverage = _coverage(root)
     skipped = {s["path"]: s["reason"] for s in coverage["skipped"]}
     assert skipped == {"docs/.gitignore:2": "invalid-ignore-pattern", "docs/.gitignore:4": "invalid-ignore-pattern"}
@@ -68,6 +71,7 @@ def test_deeply_nested_or_invalid_manifests_are_noted_and_a_nested_config_is_an_
     result = docbridge("scan", "--root", str(root))
     _no_traceback(result)
     assert result.returncode == 0, result.stderr
+    assert "Unreadable: src/orders/package.json: " in result.stdout and "Unreadable: tsconfig.json: " in result.stdout
     notes = {n["scope"]: n["reason"] for n in _coverage(root)["notes"]}
     assert "nests too deeply" in notes["invalid-json:src/billing/package.json"]
     assert "nests too deeply" in notes["invalid-json:tsconfig.json"]
