@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli import EXIT_FINDINGS, EXIT_OK, UsageError, _add_root, _root, _write_output, open_workspace
+from engine.governance_names import RECONCILIATION_SCOPES, RULES_MODES
 
 
 def _emit(text: str, output: str | None = None) -> None:
@@ -38,14 +39,14 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
 
 def _register_reconcile(commands: Any) -> None:
-    from engine.reconciliation import SCOPES
     parser = commands.add_parser(
         "reconcile", help="match the relations documents declare to the ones the code shows",
         description="Match every relation declared under `docbridge.relations` to the observed imports, and "
                     "report observed relations no document declares, aggregated to a scope.",
         epilog="Exit 0 when no diagnostic is an error, 1 when one is, 2 on a usage or input error.")
     _add_root(parser)
-    parser.add_argument("--scope", choices=SCOPES, help="aggregation scope (default: reconciliation.scope, else file)")
+    parser.add_argument("--scope", choices=RECONCILIATION_SCOPES,
+                        help="aggregation scope (default: reconciliation.scope, else file)")
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="JSON report (the default)")
     form.add_argument("--text", action="store_true", help="readable report")
@@ -109,13 +110,12 @@ def cmd_check_modes(args: argparse.Namespace) -> int:
 
 
 def _extend_check(commands: Any) -> None:
-    from engine.rules import MODES
     check = commands.choices["check"]
     for action in check._actions:
         if action.dest == "format" and action.choices is not None and "finding" not in action.choices:
             action.choices = [*action.choices, "finding"]
             action.help = "output format (finding: the ecosystem Finding shape, most severe first)"
-    check.add_argument("--mode", choices=MODES,
+    check.add_argument("--mode", choices=RULES_MODES,
                        help="rules mode: rule-mapped findings take its severity (default info, recommended "
                             "warning, strict error); default: rules.mode, else none")
     check.add_argument("--audit", action="store_true",

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.declared import members
 from engine.findings import Finding, Location, Range, fingerprint
+from engine.governance_names import RECONCILIATION_SCOPES
 from engine.model import AREA, MODULE, PACKAGE, Evidence, entity_id, split_id
 from engine.rule_catalog import RECONCILIATION_RULES
 
 if TYPE_CHECKING:
     from engine.state import ModelState
 
-SCOPES = ("file", "module", "package", "area")
+SCOPES = RECONCILIATION_SCOPES
 RECONCILIATION_CODES = tuple(RECONCILIATION_RULES)
 STATUS = {"RELATION_CONFIRMED": "confirmed", "RELATION_UNDOCUMENTED": "undocumented",
           "DECLARED_RELATION_STALE": "stale-or-unverified", "RELATION_NOT_ANALYZED": "not-analyzed",

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 
 from engine.findings import Finding, Location, Range, fingerprint
+from engine.governance_names import RULES_MODES
 from engine.model import MODULE, entity_id, split_id
 
 if TYPE_CHECKING:
     from engine.config import RulesConfig
     from engine.state import ModelState
 
-MODES = ("default", "recommended", "strict")
+MODES = RULES_MODES
 RULE_OF: dict[str, str] = {
     "RELATION_UNDOCUMENTED": "graph-undocumented-relation",
     "AREA_UNDOCUMENTED": "graph-undocumented-relation",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,4 +102,32 @@ def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) ->
     )
     result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
                             text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert "LOADED []" in result.stderr, result.stderr[-2000:]
+
+
+def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engines(tmp_path: Path) -> None:
+    """A search answered from the stored index is a few hundred milliseconds, most of it imports: building the
+    command line must not pull in what only other commands need (they cost it 130 ms when they did)."""
+    repository = tmp_path / "acme"
+    shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
+    settled = time.time() - 3600  # a tree modified seconds ago is never trusted without a scan
+    for directory, _dirs, files in os.walk(repository):
+        for name in files:
+            os.utime(Path(directory) / name, (settled, settled))
+        os.utime(directory, (settled, settled))
+    argv = ["search", "how is sales tax calculated", "--root", str(repository), "--json"]
+    probe = (
+        "import sys, json, io, contextlib\n"
+        "from engine.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    main({argv!r})\n"
+        "print('SOURCE', json.loads(out.getvalue())['index']['source'], file=sys.stderr)\n"
+        "heavy = ('pydantic', 'engine.findings', 'engine.reconciliation', 'engine.rules', 'engine.declared',\n"
+        "         'engine.config', 'markdown_it', 'tree_sitter', 'networkx')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy), file=sys.stderr)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)  # builds
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "SOURCE current" in result.stderr, result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
