@@ -74,6 +74,12 @@ def long_line(size: int) -> str:
     return _repeat_to(size, lambda i: f"word `x{i}` [l](#h{i % 50}) ", "") + "\n"
 
 
+def wide_lines(size: int) -> str:
+    """Lines of 90,000 characters (prose with code spans and links), each just within the line budget: analyzed."""
+    line = _repeat_to(90_000, lambda i: f"word `x{i}` [l](#h{i % 50}) ", "")[:90_000].rstrip("[(`") + "\n\n"
+    return _repeat_to(size, lambda i: line)
+
+
 def open_brackets(size: int) -> str:
     """Unclosed `[[` and `[` in one paragraph (link and wiki-link rules look ahead for a closing bracket)."""
     return _repeat_to(size, lambda i: f"[[wiki {i} [label {i} [[x\n")
@@ -98,7 +104,7 @@ def alias_bomb(size: int) -> str:
 CASES: dict[str, Callable[[int], str]] = {
     "paths": path_lines, "anchors": anchor_headings, "code-spans": code_spans, "quotes": nested_quotes,
     "deep-quotes": deep_quotes, "brackets": open_brackets, "autolinks": autolinks, "long-line": long_line,
-    "alias-bomb": alias_bomb}
+    "wide-lines": wide_lines, "alias-bomb": alias_bomb}
 # one size whatever the sizes asked: a line of 10 MB (over the file size cap) and one just under the cap
 FIXED_SIZES: dict[str, tuple[int, ...]] = {"huge-line": (10_000_000, 1024 * 1024 - 1024)}
 

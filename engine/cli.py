@@ -528,7 +528,7 @@ def _register_bench(commands: Any) -> None:
                                                             "file size cap: raise it in the config to analyze them)")
     bench.add_argument("--case", dest="cases", action="append", metavar="NAME",
                        help="robust: only this case (repeatable): paths, anchors, code-spans, quotes, "
-                            "deep-quotes, brackets, autolinks, long-line, alias-bomb, huge-line")
+                            "deep-quotes, brackets, autolinks, long-line, wide-lines, alias-bomb, huge-line")
     bench.add_argument("--json", action="store_true", help="print figures as JSON")
     bench.set_defaults(handler=cmd_bench)
 

@@ -83,18 +83,18 @@ def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int 
         if read.reason is not None or read.data is None or read.text is None:
             skipped[item.path] = read.reason or "unreadable"
             continue
-        over_budget = budget_reason(item.kind, read.text)
-        if over_budget is not None:
-            skipped[item.path] = over_budget
-            continue
         content_hash = sha256_bytes(read.data)
-        if cache is not None:
+        if cache is not None:  # cached facts passed the budgets when they were analyzed (same analyzer version)
             row = cache.lookup_hash(item.path, item.kind, content_hash)
             if row is not None:
                 facts[item.path] = facts_from_row(item.kind, row)
                 cache.store(item.path, item.kind, content_hash, item.size, item.mtime_ns, row)
                 reused += 1
                 continue
+        over_budget = budget_reason(item.kind, read.text)
+        if over_budget is not None:
+            skipped[item.path] = over_budget
+            continue
         pending.append((item.kind, item.path, read.data, item.size, item.mtime_ns))
         if progress and index % 500 == 0:
             progress("read", index, len(walked.files))

@@ -52,7 +52,6 @@ _PT_HINTS = frozenset(
     "seu sua sobre entre".split())
 _EN_HINTS = frozenset(
     "the and is are this that with for you your when where which from into should will would have has".split())
-_LONG_LINE = re.compile(rf"[^\n]{{{MAX_LINE_CHARS + 1}}}")
 _CONTAINER = r"[ \t]{0,3}(?:>[ \t]?|[-+*][ \t]+|[0-9]{1,9}[.)][ \t]+)"
 # a line starting with enough container markers to be worth counting (a list item counts twice: markdown-it
 # opens a list and an item), then all of its markers
@@ -443,7 +442,9 @@ def custom_heading_id(text: str) -> re.Match[str] | None:
 def budget_reason(text: str) -> str | None:
     """Why a document is beyond the analyzer's budgets (`line-too-long`, `nesting-too-deep`), else None.
     Linear in the text; markdown-it would otherwise stop at its nesting limit and drop the rest silently."""
-    if _LONG_LINE.search(text):
+    # line lengths from one split (a regex for a long run of non-newlines retries from every position of
+    # every line: quadratic in the line length)
+    if len(text) > MAX_LINE_CHARS and max(map(len, text.split("\n"))) > MAX_LINE_CHARS:
         return "line-too-long"
     for match in _DEEP_CONTAINERS.finditer(text):
         end = text.find("\n", match.start())
