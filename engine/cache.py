@@ -18,9 +18,8 @@ from typing import Any
 
 from engine.hashing import sha256_bytes
 from engine.model import FACT_CLASSES, FileFacts, to_row
-from engine.safe_io import ArtifactPathError, prepare_write, read_artifact, real_dirs
+from engine.safe_io import ARTIFACT_DIR, ArtifactPathError, prepare_write, read_artifact, real_dirs
 
-ARTIFACT_DIR = ".docbridge"
 CACHE_FORMAT = 1
 # A file modified this close to the cache write may change again within the same mtime tick ("racy" entry).
 RACY_WINDOW_NS = 2_000_000_000

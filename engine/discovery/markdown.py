@@ -78,7 +78,7 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
         return False
     end = stop.start()
     inner = src[pos + 2:end]
-    if not inner.strip() or "\n" in inner or "[" in inner or "]" in inner:
+    if not inner.strip():
         return False
     if not silent:
         target, _, label = inner.partition("|")
