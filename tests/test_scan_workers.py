@@ -20,17 +20,23 @@ from engine.synthetic import generate
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
+def first_workers(process: subprocess.Popen[bytes], failure: str) -> set[tuple[int, int]]:
+    """The worker processes `process` has started, as soon as there are any (within a minute)."""
+    workers: set[tuple[int, int]] = set()
+    deadline = time.monotonic() + 60
+    while not workers and process.poll() is None and time.monotonic() < deadline:
+        workers = descendants(process.pid)
+        time.sleep(0.005)
+    assert workers, failure
+    return workers
+
+
 def test_killing_a_cold_scan_takes_its_workers_with_it(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     generate(root, POOL_THRESHOLD // 2 + 100)  # Markdown + TypeScript files: enough for the process pool
     scan = subprocess.Popen([str(BIN / "docbridge"), "scan", "--root", str(root), "--json", "--jobs", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: set[tuple[int, int]] = set()
-    deadline = time.monotonic() + 60
-    while not workers and scan.poll() is None and time.monotonic() < deadline:
-        workers = descendants(scan.pid)
-        time.sleep(0.005)
-    assert workers, "the scan never started worker processes"
+    workers = first_workers(scan, "the scan never started worker processes")
     time.sleep(0.1)  # the workers are analyzing
     workers |= descendants(scan.pid)
     scan.send_signal(signal.SIGKILL)
@@ -61,12 +67,7 @@ def test_killing_the_language_server_during_its_first_scan_takes_the_workers_wit
         "processId": None, "rootUri": root.as_uri(), "capabilities": {}}}) +
         _frame({"method": "initialized", "params": {}}))
     server.stdin.flush()
-    workers: set[tuple[int, int]] = set()
-    deadline = time.monotonic() + 60
-    while not workers and server.poll() is None and time.monotonic() < deadline:
-        workers = descendants(server.pid)
-        time.sleep(0.005)
-    assert workers, "the first scan never started worker processes"
+    workers = first_workers(server, "the first scan never started worker processes")
     time.sleep(0.3)  # spawned workers are importing the analyzers
     workers |= descendants(server.pid)
     server.send_signal(signal.SIGKILL)
