@@ -329,6 +329,7 @@ class FindingsIndex:
     regioned: frozenset[str] = frozenset()  # documents with sealed generated regions
     base: Any = None  # a weak reference to the index this one was derived from
     touched: frozenset[str | None] = frozenset()  # files whose findings were recomputed since that one
+    total: int = 0  # findings in `by_path`, kept from the ancestor's count (a status line reads it per edit)
 
     @staticmethod
     def derive(ws: ModelState, seed: Any = None) -> FindingsIndex:
@@ -369,6 +370,7 @@ class FindingsIndex:
         if generated != previous.generated:
             touched |= {f.path for f in previous.generated} | {f.path for f in generated}
         by_path = previous.by_path.mutate()
+        total = previous.total
         if touched:
             repository_by_path: dict[str | None, list[Finding]] = defaultdict(list)
             for finding in (*repository, *generated):
@@ -376,13 +378,14 @@ class FindingsIndex:
             for path in touched:
                 own = documents_done[path][1] if path is not None and path in documents_done else ()
                 combined = list(own) + repository_by_path.get(path, [])
+                total += len(combined) - len(previous.by_path.get(path, ()))
                 if combined:
                     by_path[path] = tuple(sorted(combined, key=lambda f: f.sort_key))
                 else:
                     by_path.pop(path, None)
         base = weakref.ref(previous) if seed is not None else None
         return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish(), generated,
-                             regioned, base, frozenset(touched))
+                             regioned, base, frozenset(touched), total)
 
     def base_findings(self) -> list[Finding]:
         """Every finding but the stale-region ones (what they are computed from)."""

@@ -132,6 +132,10 @@ def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState,
         folder.published[uri] = (path, signature)
     else:
         folder.published.pop(uri, None)
+    if any(s[0] in NOTICE_CODES for s in signature):
+        folder.noticed.add(path)
+    else:
+        folder.noticed.discard(path)
     return 1
 
 
@@ -150,7 +154,7 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     # a file's "not analyzed" notice comes and goes with its skip reason, not with its findings: look again at
     # files now beyond a budget and at those last sent with a notice
     paths |= {path for path, reason in state.skipped.items() if reason in NOT_ANALYZED}
-    paths |= {path for path, signature in folder.published.values() if any(s[0] in NOTICE_CODES for s in signature)}
+    paths |= folder.noticed
     sent = 0
     for path in sorted((p for p in paths if p is not None), key=str):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)
@@ -161,7 +165,7 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
 
 def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
     """Tell the client the new findings count (its status line) when it changed."""
-    total = sum(len(findings) for findings in index.by_path.values())
+    total = index.total
     if total != folder.findings_total:
         folder.findings_total = total
         server.status(folder, "ready")

@@ -44,6 +44,7 @@ class Folder:
     # uri -> (relative path, signature of what was last published), for files with diagnostics
     published: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
     published_index: Any = None  # the findings index diagnostics were last published from
+    noticed: set[str] = field(default_factory=set)  # paths last published with a "not analyzed" notice
     findings_total: int = 0
     timer: Any = None  # the debounced diagnostics call
     forced: set[str] = field(default_factory=set)  # files to publish at the next call even if unchanged

@@ -1,9 +1,10 @@
-"""Reading LSP frames from a byte stream: one reader thread, one event-loop wake-up per message.
+"""Reading LSP frames from a byte stream, in the event loop (or, for a stream it cannot poll, on one thread).
 
 pygls reads each header line and each body through its own executor round trip (three or more thread hops per
-message) and stops answering for good after one malformed header. Here a thread reads whole frames and hands
-each body to the event loop at once; a header it cannot use is reported and skipped until the next
-`Content-Length:` line, so the stream resynchronises instead of going silent.
+message) and stops answering for good after one malformed header. Here the event loop reads what has arrived
+when the descriptor says so and frames it at once (a thread hop and a lock handover cost more than a definition
+answer); a header it cannot use is reported and skipped until the next `Content-Length:` line, so the stream
+resynchronises instead of going silent.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -25,67 +27,101 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
-def read_frames(stream: BinaryIO, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> None:
-    """Read frames until the stream ends: `deliver(body)` for each, `report(reason)` for each skipped one.
+class FrameReader:
+    """Frames from bytes fed in pieces of any size: `deliver(body)` for each, `report(reason)` for each skipped
+    one. Only what has arrived is held: a Content-Length the client never sends allocates nothing.
 
     Clients write a body with no line end after it, so bytes the reader could not frame run into the next
     frame's header line: a `Content-Length:` anywhere in a line starts a header there."""
-    skipping = False  # the bytes of a frame just skipped are part of that report, not another one
-    while True:
-        length: int | None = None
-        problem: str | None = None
-        saw_header = False
-        while True:  # the header block, up to its empty line
-            line = stream.readline(MAX_HEADER_LINE + 1)
-            if not line:
-                if saw_header or problem:
-                    report(problem or "the stream ended inside a frame's header")
-                return
-            if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
-                line = _long_line(stream, line)
-            text = line.rstrip(b"\r\n")
-            start = text.lower().find(b"content-length:")
-            if start > 0:  # the tail of something unframed, then a header: resynchronise here
-                if not skipping:
-                    problem = problem or f"bytes outside any frame ({_excerpt(text[:start])})"
-                text = text[start:]
-                saw_header = True
-            if not text:
-                if saw_header:
-                    break
-                continue  # blank lines between frames
-            name, colon, value = text.partition(b":")
-            if not colon:
-                if not skipping:
-                    problem = problem or f"bytes outside any frame ({_excerpt(text)})"
+
+    def __init__(self, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> None:
+        self.deliver = deliver
+        self.report = report
+        self.buffer = bytearray()
+        self.body_length: int | None = None  # reading a body of this many bytes
+        self.long_line = False  # the line being read is longer than any header: only its tail is kept
+        self.skipping = False  # the bytes of a frame just skipped are part of that report, not another one
+        self._new_header()
+
+    def _new_header(self) -> None:
+        self.length: int | None = None
+        self.problem: str | None = None
+        self.saw_header = False
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            if self.body_length is not None:
+                if len(self.buffer) < self.body_length:
+                    return
+                body = bytes(self.buffer[:self.body_length])
+                del self.buffer[:self.body_length]
+                self.body_length = None
+                self.deliver(body)
                 continue
-            saw_header = True
-            if name.strip().lower() == b"content-length":
-                length, problem = _length(value.strip(), problem)
-        if length is None:
-            report(problem or "a frame without a Content-Length header")
-            skipping = True
-            continue
-        if problem is not None:
-            report(problem)
-        skipping = False
-        body = _read_exactly(stream, length)
-        if body is None:
-            report("the stream ended inside a frame's body")
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                if len(self.buffer) > MAX_HEADER_LINE:
+                    del self.buffer[:-MAX_HEADER_LINE]
+                    self.long_line = True
+                return
+            line = bytes(self.buffer[:end + 1])
+            del self.buffer[:end + 1]
+            if self.long_line or len(line) > MAX_HEADER_LINE + 1:
+                line, self.long_line = line[-MAX_HEADER_LINE:], False
+            self._header_line(line)
+
+    def end(self) -> None:
+        """The stream has ended: say what it cut short."""
+        if self.buffer and self.body_length is None:  # a last line without its line end
+            line, self.buffer = bytes(self.buffer), bytearray()
+            self._header_line(line)
+        if self.body_length is not None:
+            self.report("the stream ended inside a frame's body")
+        elif self.saw_header or self.problem:
+            self.report(self.problem or "the stream ended inside a frame's header")
+
+    def _header_line(self, line: bytes) -> None:
+        text = line.rstrip(b"\r\n")
+        start = text.lower().find(b"content-length:")
+        if start > 0:  # the tail of something unframed, then a header: resynchronise here
+            if not self.skipping:
+                self.problem = self.problem or f"bytes outside any frame ({_excerpt(text[:start])})"
+            text = text[start:]
+            self.saw_header = True
+        if not text:
+            if self.saw_header:
+                self._header_end()
+            return  # else: blank lines between frames
+        name, colon, value = text.partition(b":")
+        if not colon:
+            if not self.skipping:
+                self.problem = self.problem or f"bytes outside any frame ({_excerpt(text)})"
             return
-        deliver(body)
+        self.saw_header = True
+        if name.strip().lower() == b"content-length":
+            self.length, self.problem = _length(value.strip(), self.problem)
+
+    def _header_end(self) -> None:
+        length, problem = self.length, self.problem
+        self._new_header()
+        if length is None:
+            self.report(problem or "a frame without a Content-Length header")
+            self.skipping = True
+            return
+        if problem is not None:
+            self.report(problem)
+        self.skipping = False
+        self.body_length = length
 
 
-def _long_line(stream: BinaryIO, head: bytes) -> bytes:
-    """A line longer than any header: keep only what may start a header in its last 8 KiB."""
-    tail = head[-MAX_HEADER_LINE:]
-    while True:
-        rest = stream.readline(MAX_HEADER_LINE)
-        if not rest:
-            return tail
-        tail = (tail + rest)[-MAX_HEADER_LINE:]
-        if rest.endswith(b"\n"):
-            return tail
+def read_frames(stream: BinaryIO, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> None:
+    """Read frames from a blocking stream until it ends (see `FrameReader`)."""
+    frames = FrameReader(deliver, report)
+    read = getattr(stream, "read1", stream.read)  # what has arrived, up to a piece: never waits for a full piece
+    while chunk := read(READ_CHUNK):
+        frames.feed(chunk)
+    frames.end()
 
 
 def _length(value: bytes, problem: str | None) -> tuple[int | None, str | None]:
@@ -94,19 +130,6 @@ def _length(value: bytes, problem: str | None) -> tuple[int | None, str | None]:
     if len(value) > 12 or int(value) > MAX_BODY:
         return None, problem or f"Content-Length {_excerpt(value)} is larger than {MAX_BODY} bytes"
     return int(value), problem
-
-
-def _read_exactly(stream: BinaryIO, length: int) -> bytes | None:
-    chunks: list[bytes] = []
-    remaining = length
-    read = getattr(stream, "read1", stream.read)  # what has arrived, up to a piece: never `length` bytes at once
-    while remaining > 0:
-        chunk = read(min(remaining, READ_CHUNK))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 def _excerpt(value: bytes) -> str:
@@ -148,6 +171,10 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
         if not ended.done():
             ended.set_result(None)
 
+    if _read_in_loop(loop, stream, handle, skipped, finished):
+        await ended
+        return
+
     def run() -> None:
         try:
             read_frames(stream, lambda body: _call(loop, handle, body), lambda reason: _call(loop, skipped, reason))
@@ -158,6 +185,40 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
 
     threading.Thread(target=run, name="docbridge-lsp-reader", daemon=True).start()
     await ended
+
+
+def _read_in_loop(loop: asyncio.AbstractEventLoop, stream: BinaryIO, deliver: Callable[[bytes], None],
+                  report: Callable[[str], None], finished: Callable[[], None]) -> bool:
+    """Read `stream` in the event loop when it is a pipe, socket or terminal: a message is handled in the loop
+    turn that sees it, with no thread to wake and no lock to pass (a regular file cannot be polled: False).
+    Nothing is made non-blocking: the loop reads only once the descriptor says bytes (or the end) are there,
+    and a client that hands the server one socket as stdin and stdout keeps blocking writes."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    frames = FrameReader(deliver, report)
+
+    def readable() -> None:
+        try:
+            chunk = os.read(descriptor, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            log.error("reading the client's messages failed: %s", exc)
+            chunk = b""
+        if chunk:
+            frames.feed(chunk)
+            return
+        loop.remove_reader(descriptor)
+        frames.end()
+        finished()
+
+    try:
+        loop.add_reader(descriptor, readable)
+    except (OSError, ValueError):  # a regular file or no pollable descriptor
+        return False
+    return True
 
 
 def _call(loop: asyncio.AbstractEventLoop, function: Callable[..., None], *args: Any) -> None:

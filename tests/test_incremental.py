@@ -141,6 +141,9 @@ def test_incremental_updates_equal_a_fresh_scan_of_the_edited_tree(tmp_path: Pat
         # findings are refreshed incrementally too (what the language server publishes)
         live = [f.model_dump(mode="json") for f in ws.findings()]
         assert live == [f.model_dump(mode="json") for f in fresh.findings()], f"step {step}: {path} findings"
+        index = ws.findings_index()  # the count a status line reads, kept from one index to the next
+        assert index.total == sum(len(found) for found in index.by_path.values()) == \
+            fresh.findings_index().total, f"step {step}: {path} total"
 
 
 def test_an_update_reresolves_only_what_can_change(tmp_path: Path) -> None:

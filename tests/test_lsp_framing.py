@@ -75,6 +75,35 @@ def test_what_is_a_json_rpc_message() -> None:
     assert "id must be" in (invalid_message({"jsonrpc": "2.0", "id": True, "method": "x"}) or "")
 
 
+class Trickle(io.BytesIO):
+    """A stream that hands over at most `size` bytes a read, as a pipe does when the client writes slowly."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        super().__init__(data)
+        self.size = size
+
+    def read1(self, size: int = -1) -> bytes:
+        return super().read1(self.size)
+
+
+TRICKLED = [
+    frame(PING) + frame(PING, eol=b"\n"), frame(PING, length="abc") + frame(PING), GOOD + frame(PING),
+    frame(PING, length=10) + frame(PING), frame(PING, length=500), b"Content-Length: 12\r\n",
+    b"Content-Type: text/plain\r\n\r\n" + GOOD + frame(PING), b"\r\n\r\n" + frame(PING) + b"tail",
+    b"X" * 20_000 + b"Content-Length: 40\r\n\r\n" + frame(PING), frame(b"") + frame(PING),
+]
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64])
+@pytest.mark.parametrize("data", TRICKLED, ids=[str(n) for n in range(len(TRICKLED))])
+def test_frames_fed_a_few_bytes_at_a_time_arrive_as_when_fed_at_once(data: bytes, size: int) -> None:
+    bodies: list[bytes] = []
+    reasons: list[str] = []
+    read_frames(Trickle(data, size), bodies.append, reasons.append)
+    assert (bodies, reasons) == read(data)
+    assert bodies or reasons
+
+
 def test_a_header_line_of_megabytes_is_skipped_in_bounded_memory() -> None:
     bodies, reasons = read(b"X" * 5_000_000 + b"\r\n" + frame(PING))
     assert bodies == [GOOD] and len(reasons) == 1
@@ -84,9 +113,15 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"processId": None, "rootUri": None, "capabilities": {}}}
 
 
-def _run_server(data: bytes) -> tuple[list[dict], str, int]:
-    """The server's messages, its stderr and its exit status after reading `data` and the end of its input."""
-    done = subprocess.run([str(BIN / "docbridge-lsp")], input=data, capture_output=True, timeout=120)
+def _run_server(data: bytes, from_file: Path | None = None) -> tuple[list[dict], str, int]:
+    """The server's messages, its stderr and its exit status after reading `data` and the end of its input
+    (from a pipe, or from a regular file, which the event loop cannot poll, when `from_file` is given)."""
+    if from_file is None:
+        done = subprocess.run([str(BIN / "docbridge-lsp")], input=data, capture_output=True, timeout=120)
+    else:
+        from_file.write_bytes(data)
+        with from_file.open("rb") as stdin:
+            done = subprocess.run([str(BIN / "docbridge-lsp")], stdin=stdin, capture_output=True, timeout=120)
     messages, rest = [], done.stdout
     while rest:
         head, _, rest = rest.partition(b"\r\n\r\n")
@@ -145,6 +180,16 @@ def test_json_that_is_no_json_rpc_message_is_an_invalid_request(body: bytes) -> 
     errors = [m for m in messages if "error" in m and m.get("id") not in (1, 2)]
     assert len(errors) == 1 and errors[0]["error"]["code"] == -32600, messages
     assert "not a JSON-RPC 2.0 message" in stderr
+    _served(messages)
+
+
+def test_the_server_reads_a_session_from_a_regular_file_too(tmp_path: Path) -> None:
+    prelude = frame(PING, length="abc")
+    data = prelude + frame(INITIALIZE) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + \
+        frame({"jsonrpc": "2.0", "method": "exit"})
+    messages, stderr, status = _run_server(data, tmp_path / "session.bin")
+    assert status == 0 and "Traceback" not in stderr, stderr
+    assert [m["error"]["code"] for m in messages if "error" in m] == [-32700]
     _served(messages)
 
 
