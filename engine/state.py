@@ -92,11 +92,11 @@ class ModelState:
     skipped: Map[str, str] = EMPTY  # path -> why it is not analyzed
     documents: Map[str, DocumentResolution] = EMPTY
     modules: Map[str, ModuleResolution] = EMPTY
-    dependents: Map[Key, frozenset[str]] = EMPTY  # dependency key -> files whose resolution asked it
-    deps: Map[str, frozenset[Key]] = EMPTY  # file -> the keys its resolution asked
+    # tuples, sorted: a set per key and per file costs four times the memory (tens of MB on a large tree)
+    dependents: Map[Key, tuple[str, ...]] = EMPTY  # dependency key -> files whose resolution asked it
+    deps: Map[str, tuple[Key, ...]] = EMPTY  # file -> the keys its resolution asked
     structure: Structure = Structure(0, 0, 0, 0)  # noqa: RUF009 (an immutable tuple)
     module_relations: Map[str, Any] = EMPTY  # module -> its relations (what repository findings read)
-    document_keys: Map[str, frozenset[Any]] = EMPTY  # document -> what it documents
     buffers: Map[str, str] = EMPTY  # path -> editor buffer text its facts were analyzed from
     resolved: bool = True
     scan: ScanReport = ScanReport()

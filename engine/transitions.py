@@ -59,29 +59,27 @@ def resolve_everything(state: ModelState) -> ModelState:
     universe = state.universe
     documents: dict[str, DocumentResolution] = {}
     modules: dict[str, ModuleResolution] = {}
-    dependents: dict[Key, set[str]] = defaultdict(set)
-    deps: dict[str, frozenset[Key]] = {}
+    dependents: dict[Key, list[str]] = defaultdict(list)
+    deps: dict[str, tuple[Key, ...]] = {}
     module_relations: dict[str, Any] = {}
-    document_keys: dict[str, frozenset[Any]] = {}
     for path in sorted(universe.documents.keys()):
         resolution = resolve_document(universe, universe.documents[path])
         documents[path] = resolution
-        document_keys[path] = _document_keys(resolution)
         deps[path] = resolution.deps
         for key in resolution.deps:
-            dependents[key].add(path)
+            dependents[key].append(path)
     for path in sorted(universe.modules.keys()):
         module_resolution = resolve_module(universe, universe.modules[path])
         modules[path] = module_resolution
         module_relations[path] = module_resolution.relations
         deps[path] = module_resolution.deps
         for key in module_resolution.deps:
-            dependents[key].add(path)
+            dependents[key].append(path)
     structure = state.structure
     return state.successor(
         documents=Map(documents), modules=Map(modules),
-        dependents=Map({key: frozenset(paths) for key, paths in dependents.items()}), deps=Map(deps),
-        module_relations=Map(module_relations), document_keys=Map(document_keys), resolved=True,
+        dependents=Map({key: tuple(sorted(paths)) for key, paths in dependents.items()}), deps=Map(deps),
+        module_relations=Map(module_relations), resolved=True,
         structure=structure._replace(modules=structure.modules + 1, documentation=structure.documentation + 1),
         seeds=Map())
 
@@ -194,7 +192,7 @@ class _Builder:
         else:
             targets = set()
             for key in keys:
-                targets |= base.dependents.get(key, frozenset())
+                targets.update(base.dependents.get(key, ()))
             targets |= {p for p in self.touched if p in universe.documents or p in universe.modules}
         ordered = sorted(t for t in targets if t in universe.documents or t in universe.modules)
         documents = base.documents.mutate()
@@ -202,20 +200,19 @@ class _Builder:
         dependents = base.dependents.mutate()
         deps = base.deps.mutate()
         module_relations = base.module_relations.mutate()
-        document_keys = base.document_keys.mutate()
         structure = base.structure
         modules_moved = documentation_moved = False
 
-        def forget_deps(path: str, new: frozenset[Key]) -> None:
-            old = deps.get(path) or frozenset()
-            for key in old - new:
-                rest = dependents.get(key, frozenset()) - {path}
+        def forget_deps(path: str, new: tuple[Key, ...]) -> None:
+            old = deps.get(path) or ()
+            for key in set(old).difference(new):
+                rest = tuple(p for p in dependents.get(key, ()) if p != path)
                 if rest:
                     dependents[key] = rest
                 else:
                     dependents.pop(key, None)
-            for key in new - old:
-                dependents[key] = dependents.get(key, frozenset()) | {path}
+            for key in set(new).difference(old):
+                dependents[key] = tuple(sorted((*dependents.get(key, ()), path)))
             if new:
                 deps[path] = new
             else:
@@ -227,24 +224,23 @@ class _Builder:
                 continue
             if module_relations.pop(path, None) is not None:
                 modules_moved = True
-            if document_keys.pop(path, None) is not None:
+            if documents.pop(path, None) is not None:
                 documentation_moved = True
-            documents.pop(path, None)
             modules.pop(path, None)
-            forget_deps(path, frozenset())
+            forget_deps(path, ())
         for path in ordered:
             facts = universe.documents.get(path) or universe.modules.get(path)
             resolution = _resolve(universe, facts)
             if isinstance(resolution, DocumentResolution):
+                before = base.documents.get(path)
                 documents[path] = resolution
                 modules.pop(path, None)
-                new_keys = _document_keys(resolution)
-                if document_keys.get(path) != new_keys:
-                    document_keys[path] = new_keys
+                if before is None or _document_keys(before) != _document_keys(resolution):
                     documentation_moved = True
             elif isinstance(resolution, ModuleResolution):
                 modules[path] = resolution
-                documents.pop(path, None)
+                if documents.pop(path, None) is not None:
+                    documentation_moved = True
                 if module_relations.get(path) != resolution.relations:
                     module_relations[path] = resolution.relations
                     modules_moved = True
@@ -260,7 +256,7 @@ class _Builder:
         state = base.successor(
             universe=universe, skipped=self.skipped.finish(), buffers=self.buffers.finish(),
             documents=documents.finish(), modules=modules.finish(), dependents=dependents.finish(),
-            deps=deps.finish(), module_relations=module_relations.finish(), document_keys=document_keys.finish(),
+            deps=deps.finish(), module_relations=module_relations.finish(),
             structure=structure, seeds=base.seeds_for_child(changed))
         return state, ordered
 

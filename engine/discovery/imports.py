@@ -29,7 +29,7 @@ class ModuleResolution:
     path: str
     relations: tuple[Relation, ...]
     imports: tuple[ImportOutcome, ...]
-    deps: frozenset[Key]
+    deps: tuple[Key, ...]  # sorted
 
 
 
@@ -168,4 +168,4 @@ def resolve_module(universe: Universe, facts: ModuleFacts) -> ModuleResolution:
         detections = tuple(sorted({i.kind for i in imports}))
         relations.append(Relation(source, target, kind, evidence, "observed", "observed",
                                   (("detection", detections),)))
-    return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), frozenset(resolver.deps))
+    return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), tuple(sorted(resolver.deps)))

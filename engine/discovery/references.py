@@ -103,7 +103,7 @@ class DocumentResolution:
     relations: tuple[Relation, ...]
     references: tuple[Reference, ...]
     notes: tuple[tuple[str, str], ...]
-    deps: frozenset[Key]
+    deps: tuple[Key, ...]  # sorted
     truncated: bool = False
     declared_relations: tuple[tuple[str, str, str], ...] = ()  # (from id, to id, kind)
     # each relation declaration of the facts, in order: (its index in `declarations`, from id, to id), an id
@@ -527,7 +527,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
         notes.append((f"relations:{facts.path}",
                       f"Document references more than {universe.config.limits.relations_per_document} "
                       f"entities; the remainder was not recorded."))
-    return DocumentResolution(facts.path, relations, tuple(references), tuple(notes), frozenset(resolver.deps),
+    return DocumentResolution(facts.path, relations, tuple(references), tuple(notes), tuple(sorted(resolver.deps)),
                               truncated, tuple(sorted(set(declared))), tuple(endpoints))
 
 
