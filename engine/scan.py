@@ -30,6 +30,7 @@ from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_f
 from engine.discovery.files import ANALYZED_KINDS, read_text, walk
 from engine.discovery.universe import build_universe
 from engine.hashing import sha256_bytes
+from engine.heap import bulk
 from engine.model import to_row
 from engine.state import ModelState, ScanReport
 from engine.transitions import resolve_everything
@@ -47,6 +48,13 @@ def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int 
     """The state of the tree on disk: every file walked, analyzed (or reused from the cache) and, unless
     `resolve=False` (resolution then happens when a view first needs it), resolved. `on_walk` gets the
     walked paths as soon as they are known (an editor offers them as workspace symbols meanwhile)."""
+    with bulk():
+        return _scan_state(root, config, use_cache=use_cache, jobs=jobs, progress=progress, resolve=resolve,
+                           revision=revision, on_walk=on_walk)
+
+
+def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progress: Progress | None,
+                resolve: bool, revision: int, on_walk: Callable[[list[str]], None] | None) -> ModelState:
     started = time.perf_counter()
     walked, rules = walk(root, config)
     if progress:

@@ -26,6 +26,7 @@ from engine.discovery.references import DocumentResolution
 from engine.discovery.resolve import ModuleResolution, analyzer_versions
 from engine.discovery.universe import EMPTY, Key, Universe
 from engine.hashing import canonical_hash
+from engine.heap import built
 from engine.model import DOCUMENT, MODULE, entity_id
 
 SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by")
@@ -202,18 +203,21 @@ class ModelState:
         if self.resolved:
             return self
         from engine.transitions import resolve_everything
-        return self.view("resolved", lambda: resolve_everything(self))  # type: ignore[no-any-return]
+        return self.view("resolved", built(lambda: resolve_everything(self)))  # type: ignore[no-any-return]
 
     def snapshot(self) -> Any:
         from engine.snapshot import build_snapshot
         state = self.with_resolutions()
-        return state.view("snapshot", lambda: build_snapshot(state))
+        return state.view("snapshot", built(lambda: build_snapshot(state)))
 
     def findings_index(self) -> Any:
         """The findings of every file, by path (engine.reconcile.FindingsIndex)."""
         from engine.reconcile import FindingsIndex
         state = self.with_resolutions()
-        return state.view("findings-index", lambda: FindingsIndex.derive(state, state.seeds.get("findings-index")))
+        seed = state.seeds.get("findings-index")
+        if seed is None:  # every document's findings: a bulk build
+            return state.view("findings-index", built(lambda: FindingsIndex.derive(state, None)))
+        return state.view("findings-index", lambda: FindingsIndex.derive(state, seed))
 
     def findings(self) -> list[Any]:
         """Every finding, with configured severities and ignores applied, sorted."""
@@ -240,13 +244,13 @@ class ModelState:
     def projection(self) -> Any:
         from engine.retrieval.project import project
         state = self.with_resolutions()
-        return state.view("projection", lambda: project(state, state.snapshot()))
+        return state.view("projection", built(lambda: project(state, state.snapshot())))
 
     def retriever(self, mode: str = "combined") -> Any:
         """The ranked retrieval index over the current projection (engine.retrieval.rank)."""
         from engine.retrieval.rank import Retriever
         state = self.with_resolutions()
-        return state.view(f"retriever:{mode}", lambda: Retriever(state.projection(), mode))
+        return state.view(f"retriever:{mode}", built(lambda: Retriever(state.projection(), mode)))
 
     def area_suggestions(self) -> list[dict[str, Any]]:
         """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""

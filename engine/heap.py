@@ -1,0 +1,58 @@
+"""The cyclic garbage collector around bulk builds of the model.
+
+A scan, a projection or a search index allocates a million objects that live as long as the model. While they
+are built, every few hundred allocations start a collection that walks the young objects, and each full
+collection walks them all: on a 15,000-file tree that was 45 % of a scan (2.5 of 5.5 s) and stalls of up to a
+second that held the interpreter lock while the language server had requests to answer. Nearly nothing a build
+allocates is cyclic garbage (15,000 objects of 1.3 million after a scan; reference counting frees the rest),
+so collection is paused during a build and what survives it is frozen (`gc.freeze`): later collections, run
+while editing, never walk the model again. The price is that the few cycles a build leaves are never
+collected, once per build of a state.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_depth = 0  # builds running (in any thread): collection resumes when the last one ends
+_resume = False  # whether collection was enabled when the first of them started
+
+
+@contextmanager
+def bulk() -> Iterator[None]:
+    """Collection paused for the duration (nested and concurrent builds share one pause); the survivors are
+    frozen when the last build ends."""
+    global _depth, _resume
+    with _lock:
+        if _depth == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                gc.freeze()
+                if _resume:
+                    gc.enable()
+
+
+def built(build: Callable[[], T]) -> Callable[[], T]:
+    """`build` run inside `bulk()`."""
+
+    def run() -> T:
+        with bulk():
+            return build()
+    return run
+
+
+__all__ = ["built", "bulk"]

@@ -1,0 +1,70 @@
+"""Bulk builds pause the cyclic garbage collector and freeze what they built (engine.heap)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from pathlib import Path
+
+from conftest import copy_fixture
+
+from engine.heap import bulk
+from engine.workspace import Workspace
+
+
+def test_collection_is_paused_during_a_build_and_resumes_after_the_last_of_several() -> None:
+    assert gc.isenabled()
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def other_build() -> None:
+        with bulk():
+            inside.set()
+            leave.wait(10)
+
+    with bulk():
+        assert not gc.isenabled()
+        worker = threading.Thread(target=other_build)
+        worker.start()
+        assert inside.wait(10)
+    assert not gc.isenabled()  # the other build still runs
+    leave.set()
+    worker.join(10)
+    assert gc.isenabled()
+
+
+def test_a_build_freezes_what_it_built_and_keeps_collection_off_when_it_was_off() -> None:
+    before = gc.get_freeze_count()
+    with bulk():
+        kept = [[n] for n in range(1000)]
+    assert gc.get_freeze_count() >= before + 1000 and kept
+    gc.disable()
+    try:
+        with bulk():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_scan_its_findings_and_its_search_index_run_without_a_collection(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    warm = Workspace(root, use_cache=False)  # the modules a build imports on first use are imported here
+    warm.scan()
+    warm.findings_index()
+    warm.retriever()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        ws = Workspace(root, use_cache=False)
+        ws.scan()
+        ws.findings_index()
+        ws.retriever()
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == [] and gc.isenabled()
