@@ -9,7 +9,8 @@
   a symbol- or path-shaped query or for an implementation question, a document for a sentence), and
   properties of the repository (the canonical copy of a page that has variants, something under a test,
   fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
-- aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path.
+- aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path (a word the
+  glossary or a typo correction added counts with its reduced weight, as in BM25).
 - exactId / exactPath / exactSymbol: the query names the thing. Per-word identity applies to queries of at
   most two words: a sentence does not name a thing by containing one of its words. A re-exporting barrel
   earns less for a symbol than the module that declares it; a declaration on a package's public surface, in
@@ -316,7 +317,10 @@ class Retriever:
             candidates.setdefault(index, _Candidate(index, 0.0, True))
 
         # pass 1: every component of the lexical hits but proximity
-        idf = {t: self.lexical.idf(t) for t in terms}
+        # the query's weight (for aboutness and a unit named by a question): each term's IDF, scaled as BM25
+        # scales it, so a word the glossary or a typo correction added weighs what it weighs in BM25 (`mock`
+        # read as Portuguese `simulação` adds a rare word that must not outweigh the words the query said)
+        idf = {t: self.lexical.idf(t) * boosts.get(t, 1.0) for t in terms}
         idf_total = sum(idf.values()) or 1.0
         scored: dict[int, tuple[dict[str, float], dict[str, list[str]], list[str]]] = {}
         for candidate in candidates.values():
