@@ -9,7 +9,8 @@ import json
 import pytest
 from conftest import make_repo
 
-from engine.retrieval.rank import Retriever
+from engine.lexicon import tokens, translations
+from engine.retrieval.rank import READING_BOOST, Retriever
 from engine.workspace import Workspace
 
 FILES: dict[str, str] = {
@@ -20,8 +21,22 @@ FILES: dict[str, str] = {
                       "## vi.fn\n\nA mock function.\n",
     # a Portuguese page: the words the glossary reads `mock` and `module` as are indexed, and rare
     "docs/pt/simulacao.md": "# Guia\n\nComo simular um módulo: a simulação troca o módulo.\n",
-    **{f"docs/topics/{name}.md": f"# {name.title()}\n\nHow {name} works, step by step.\n"
+    **{f"docs/topics/{name}.md": f"# {name.title()}\n\nHow {name} works in Vue, step by step.\n"
        for name in ("coverage", "reporters", "workspaces", "snapshots", "fixtures", "timeouts")},
+    # adapters of one core: the Lit one says "adapter" in its README's opening, the Vue one does not
+    "packages/vue-thing/package.json": json.dumps({"name": "@acme/vue-thing"}),
+    "packages/vue-thing/README.md": "# Vue Thing\n\nHooks for fetching and caching data in Vue components.\n",
+    "packages/vue-thing/src/index.ts": "export function useThing() { return 1 }\n",
+    "packages/lit-thing/package.json": json.dumps({"name": "@acme/lit-thing"}),
+    "packages/lit-thing/README.md": "# Lit Thing\n\nLit adapter for the core: an adapter of the adapter kind, "
+                                    "with reactive controllers.\n",
+    "packages/lit-thing/src/index.ts": "export function thingController() { return 1 }\n",
+    # the reporters, and a test fixture directory named after them too
+    "packages/runner/src/reporters/json.ts": "/** Writes results as JSON. */\nexport class JsonReporter {}\n",
+    "packages/runner/src/reporters/dot.ts": "/** Prints a dot per test. */\nexport class DotReporter {}\n",
+    "test/fixtures/reporters/custom.ts": "/** A custom reporter for the reporter tests. */\n"
+                                         "export class CustomReporter {}\n",
+    "test/fixtures/reporters/other.ts": "/** Another custom reporter. */\nexport class OtherReporter {}\n",
 }
 
 
@@ -38,12 +53,48 @@ def by_id(results: list, entry_id: str):  # type: ignore[no-untyped-def]
 
 
 def test_words_the_glossary_adds_weigh_their_reading_weight_in_aboutness(retriever: Retriever) -> None:
-    results = retriever.search("how do I mock a module")
+    query = "how do I mock a module"
+    results = retriever.search(query)
     page = by_id(results, "document:docs/guide/mocking/modules.md")
     # the English query reads `mock` and `module` as Portuguese words too (weight 0.3, shared among the
     # alternatives); they are rare here, and at their full IDF they would take most of the query's weight
     assert set(page.translated) == {"mock", "module"}
-    assert {"mock", "modul"} <= set(page.terms) and len(page.terms) > 2
-    # the title holds every word the query said: most of its weight
-    assert page.components["aboutness"] > 1.12  # 1.07 when they weigh their full IDF
+    said = ["mock", "modul"]
+    assert set(said) < set(page.terms)
+    boost: dict[str, float] = {}
+    for reading in translations(query):
+        targets = tokens(reading.target, unique=True)
+        for token in targets:
+            boost[token] = max(boost.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
+    idf = {t: retriever.lexical.idf(t) for t in page.terms}
+    weighted = {t: idf[t] * (1.0 if t in said else boost[t]) for t in page.terms}
+    # the title holds every word the query said: their share of the weight, the added words at theirs
+    assert page.components["aboutness"] == pytest.approx(1 + 0.2 * sum(weighted[t] for t in said) / sum(
+        weighted.values()))
+    assert page.components["aboutness"] > 1 + 0.2 * sum(idf[t] for t in said) / sum(idf.values()) + 0.02
     assert results[0].entry.id == "document:docs/guide/mocking/modules.md"
+
+
+def test_the_words_that_make_a_routing_question_are_not_read_through_the_glossary(retriever: Retriever) -> None:
+    results = retriever.search("where do I change the vue hooks")
+    # `change` and `where` say what kind of answer is wanted; their Portuguese readings (`mudança`) are not
+    # matched as text, while the subject's are
+    assert "change" not in results[0].translated
+    assert not {"mudanca", "mudar", "alterar"} & set(results[0].terms)
+
+
+def test_a_unit_named_by_a_routing_question_outranks_prose_that_holds_another_of_its_words(
+        retriever: Retriever) -> None:
+    results = retriever.search("who owns the vue adapter")
+    assert results[0].entry.id == "package:@acme/vue-thing"
+    reason = next(r for r in results[0].reasons if r.startswith("exactId +"))
+    assert "its name carries" in reason
+
+
+def test_a_unit_under_a_test_directory_earns_half_for_its_name(retriever: Retriever) -> None:
+    results = retriever.search("where are the reporters")
+    assert results[0].entry.id == "directory:packages/runner/src/reporters"
+    fixture = by_id(results, "directory:test/fixtures/reporters")
+    named = next(r for r in fixture.reasons if r.startswith("exactId +"))
+    assert "(×0.5)" in named
+    assert fixture.components["exactId"] == pytest.approx(results[0].components["exactId"] / 2, rel=0.01)

@@ -57,6 +57,7 @@ TYPO_SPREAD = 0.03
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
 ANCHORS = 10
 FLOOR = 1 / 3
+UNIT_NAMED = 160  # exactId for a unit whose name carries all of a routing question's weight
 
 _PACKAGE_INTENT = re.compile(
     r"\b(package|pkg|edit|change|where|owns?|ownership|owners?|handoff|start|responsible|maintainers?)\b"
@@ -278,6 +279,15 @@ class Retriever:
         shape_module = one_word and bool(_SYMBOL_SHAPED.search(stripped) or _PATH_SHAPED.search(stripped))
         # an identifier or a path names a thing: it is not read through the glossary
         readings = [] if shape_module else translations(query)
+        want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(stripped))
+        routing: set[str] = set()
+        if want_ownership:
+            routing = set(tokens(" ".join(w for w in words if fold(w) in _ROUTING_WORDS)))
+            if any(t not in routing for t in terms):
+                # the words that make it a routing question set the priors and are not matched as text, and
+                # neither are their readings (`change`: `mudança`, `package`: `pacote`)
+                readings = [r for r in readings
+                            if not all(fold(w) in _ROUTING_WORDS for w in raw_tokens(r.source))]
         translated = {r.source: r.target for r in readings}
         protected = set(tokens(" ".join(translated)))  # words the glossary knows are not typos
         added: dict[str, float] = {}
@@ -288,9 +298,7 @@ class Retriever:
             for token in targets:
                 added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
         extra = list(added)
-        want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(stripped))
         if want_ownership:
-            routing = set(tokens(" ".join(w for w in words if fold(w) in _ROUTING_WORDS)))
             content = [t for t in terms if t not in routing]
             terms = content or terms
             extra = [t for t in extra if t not in routing]
@@ -334,7 +342,7 @@ class Retriever:
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
             self._identity(components, entry, candidate.index, shape, reasons)
             if shape.want_ownership and self.entries[candidate.index].kind in (AREA, PACKAGE, DIRECTORY):
-                self._unit_named(components, candidate.index, terms, idf, idf_total, reasons)
+                self._unit_named(components, candidate.index, terms, idf, idf_total, shape, reasons)
             components["canonicality"] = canonicality_boost(entry.pagerank - self.rank_floor, len(self.entries))
             if agent and entry.audience in ("agent", "human-and-agent"):
                 components["audienceFit"] = 25.0
@@ -566,16 +574,22 @@ class Retriever:
                     reasons.append("exactSymbol +40: the declaration other declarations of the name import")
 
     def _unit_named(self, components: dict[str, float], index: int, terms: list[str], idf: dict[str, float],
-                    idf_total: float, reasons: list[str]) -> None:
+                    idf_total: float, shape: _QueryShape, reasons: list[str]) -> None:
         """A routing question ("which package implements spies", "where do I change the module runner")
         names the unit it wants by its subject: a unit whose name holds most of the question's weight (IDF)
-        is named by it."""
+        is named by it, at up to UNIT_NAMED (a name is what a routing question is answered by, more than a
+        unit's README prose that happens to hold another of its words). A unit under a test, fixture,
+        example or playground directory earns half, as for every other identity."""
         name = self.unit_name(index)
         share = sum(idf[t] for t in terms if t in name) / idf_total
         if share >= 0.3:
-            bonus = round(80 * share, 6)
+            bonus = round(UNIT_NAMED * share, 6)
+            why = f"its name carries {share:.0%} of the question's weight"
+            if self.entries[index].surface == "peripheral" and not shape.peripheral:
+                bonus = round(bonus / 2, 6)
+                why += ", under a test, fixture, example or playground directory (×0.5)"
             components["exactId"] += bonus
-            reasons.append(f"exactId +{bonus:g}: its name carries {share:.0%} of the question's weight")
+            reasons.append(f"exactId +{bonus:g}: {why}")
 
     def _declaration(self, components: dict[str, float], entry: Entry, reasons: list[str],
                      weight: float = 1.0) -> None:
