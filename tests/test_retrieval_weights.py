@@ -37,6 +37,11 @@ FILES: dict[str, str] = {
     "test/fixtures/reporters/custom.ts": "/** A custom reporter for the reporter tests. */\n"
                                          "export class CustomReporter {}\n",
     "test/fixtures/reporters/other.ts": "/** Another custom reporter. */\nexport class OtherReporter {}\n",
+    # a package whose manager module says what the question says, more often than the package's name does
+    "packages/snapshot/package.json": json.dumps({"name": "@acme/snapshot"}),
+    "packages/snapshot/src/manager.ts": "/** Manages snapshots: the snapshot manager reads, writes and manages "
+                                        "snapshot files. */\nexport class SnapshotManager {}\n",
+    "packages/snapshot/src/port.ts": "export function writeSnapshot() {}\n",
 }
 
 
@@ -98,3 +103,10 @@ def test_a_unit_under_a_test_directory_earns_half_for_its_name(retriever: Retrie
     named = next(r for r in fixture.reasons if r.startswith("exactId +"))
     assert "(×0.5)" in named
     assert fixture.components["exactId"] == pytest.approx(results[0].components["exactId"] / 2, rel=0.01)
+
+
+def test_a_question_that_asks_for_a_package_lowers_files(retriever: Retriever) -> None:
+    results = retriever.search("which package manages snapshots")
+    assert results[0].entry.id == "package:@acme/snapshot"
+    manager = by_id(results, "module:packages/snapshot/src/manager.ts")
+    assert "prior ×0.6: a module, for a question that asks for a package" in manager.reasons

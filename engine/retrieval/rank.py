@@ -469,6 +469,9 @@ class Retriever:
                     scale(1.3, f"the question asks for a {entry.kind}")
             elif entry.kind == MODULE:
                 scale(1.1, "a module, for a routing question")
+            if shape.kinds_named and entry.kind in (MODULE, DOCUMENT):
+                # "which package…", "which area…": a file is not what the question asks for
+                scale(0.6, f"a {entry.kind}, for a question that asks for a {'/'.join(sorted(shape.kinds_named))}")
         if entry.kind == INTENT and len(terms) >= 2 and all(has_token(entry.title, t) for t in terms):
             scale(1.6, "the route's title covers the whole query")
         if entry.kind == CHANGE:
