@@ -42,6 +42,16 @@ FILES: dict[str, str] = {
     "packages/snapshot/src/manager.ts": "/** Manages snapshots: the snapshot manager reads, writes and manages "
                                         "snapshot files. */\nexport class SnapshotManager {}\n",
     "packages/snapshot/src/port.ts": "export function writeSnapshot() {}\n",
+    # a guide that uses a name more often than its declaration says it, and a page named after the name
+    "packages/core/src/utils.ts": "/** Small helpers. */\nexport const skipToken = Symbol()\n"
+                                  "export function noop() {}\nexport function identity(x) { return x }\n",
+    "docs/guides/disabling.md": "# Disabling queries\n\nPass `skipToken` to disable a query. With skipToken "
+                                "the query does not run; skipToken keeps types intact. Prefer skipToken "
+                                "over `enabled: false`.\n",
+    "docs/api/skipToken.md": "# skipToken\n\nThe skipToken value.\n",
+    # a test helper that declares a word that is also a page's name: no declaration outside tests
+    "test/helpers/caching.ts": "export function caching() {}\n",
+    "docs/caching.md": "# Caching\n\nHow caching works.\n",
 }
 
 
@@ -110,3 +120,14 @@ def test_a_question_that_asks_for_a_package_lowers_files(retriever: Retriever) -
     assert results[0].entry.id == "package:@acme/snapshot"
     manager = by_id(results, "module:packages/snapshot/src/manager.ts")
     assert "prior ×0.6: a module, for a question that asks for a package" in manager.reasons
+
+
+def test_a_word_a_module_declares_ranks_the_declaration_before_pages_about_it(retriever: Retriever) -> None:
+    results = retriever.search("skipToken")
+    assert results[0].entry.id == "module:packages/core/src/utils.ts"
+    for page in ("document:docs/guides/disabling.md", "document:docs/api/skipToken.md"):
+        assert "prior ×0.8: a page, for a query that is the name a module declares" in by_id(results, page).reasons
+    # a name only a test helper declares does not lower the pages
+    results = retriever.search("caching")
+    assert results[0].entry.id == "document:docs/caching.md"
+    assert not any("declares" in reason for reason in results[0].reasons)

@@ -6,7 +6,8 @@
 - lexical: BM25 (engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking.
 - prior: multipliers that can only scale evidence that exists: query shape (an agent-audience document,
   an ownership record or a unit for a routing question, a route whose title covers the query, a module for
-  a symbol- or path-shaped query or for an implementation question, a document for a sentence), and
+  a symbol- or path-shaped query or for an implementation question, a document for a sentence, less a
+  document for a word that a module outside tests and examples declares), and
   properties of the repository (the canonical copy of a page that has variants, something under a test,
   fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
 - aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path (a word the
@@ -57,6 +58,9 @@ TYPO_SPREAD = 0.03
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
 ANCHORS = 10
 FLOOR = 1 / 3
+DECLARED_PAGE_FACTOR = 0.8
+DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
+DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 UNIT_NAMED = 160  # exactId for a unit whose name carries all of a routing question's weight
 
 _PACKAGE_INTENT = re.compile(
@@ -164,6 +168,7 @@ class _QueryShape:
     peripheral: bool  # the query asks about examples, fixtures or playgrounds
     identifier: bool = False  # one word shaped like a code identifier (camelCase, snake_case), not a path
     kinds_named: frozenset[str] = frozenset()  # unit kinds the question names ("which package…")
+    declared: bool = False  # one word that a module outside tests and examples declares and exports
     term_count: int = 0
 
 
@@ -323,6 +328,9 @@ class Retriever:
             candidates[hit.entry] = _Candidate(hit.entry, hit.bm25, True)
         for index in self._identity_candidates(shape):
             candidates.setdefault(index, _Candidate(index, 0.0, True))
+        shape.declared = shape.shape_module and not _PATH_SHAPED.search(stripped) and any(
+            shape.whole in self.symbol_sets(i)[1] and self.entries[i].surface != "peripheral"
+            for i in self.by_symbol.get(shape.whole, ()))
 
         # pass 1: every component of the lexical hits but proximity
         # the query's weight (for aboutness and a unit named by a question): each term's IDF, scaled as BM25
@@ -379,7 +387,9 @@ class Retriever:
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
             threshold = results[0].score * floor
-            results = [r for r in results if r.score >= threshold]
+            # a page lowered for a declared name is kept when its score before that lowering passes: it comes
+            # after the declaration, it is not dropped for it
+            results = [r for r in results if r.score + _declared_lowering(r) >= threshold]
             # copies of one page are told apart by every term they hold
             held = self.lexical.containing([self.index_of[r.entry.id] for r in results
                                             if r.entry.variant_of or r.entry.variants], terms)
@@ -485,6 +495,9 @@ class Retriever:
         if shape.shape_module:
             if entry.kind == MODULE:
                 scale(1.15, "a module, for a symbol- or path-shaped query")
+            elif entry.kind == DOCUMENT and shape.declared:
+                # the name is answered by its declaration; pages about it (even one named after it) follow
+                scale(DECLARED_PAGE_FACTOR, DECLARED_PAGE_WHY)
         elif shape.implementation:
             # "how does X decide", "where is X implemented": the mechanism lives in code
             if entry.kind == MODULE and self.symbol_sets(index)[1]:
@@ -668,6 +681,14 @@ def _collapse_variants(results: list[Result], held: dict[str, set[str]]) -> list
         chosen[positions[0]] = pick
         folded.update(positions[1:])
     return [chosen.get(p, r) for p, r in enumerate(results) if p not in folded]
+
+
+def _declared_lowering(result: Result) -> float:
+    """What the prior for a page, for a query that is a declared name, took from a result's score."""
+    if result.entry.kind != DOCUMENT or DECLARED_PAGE not in result.reasons:
+        return 0.0
+    c = result.components
+    return c["lexical"] * c["prior"] * c["aboutness"] * (1 / DECLARED_PAGE_FACTOR - 1)
 
 
 def _total(components: dict[str, float]) -> float:
