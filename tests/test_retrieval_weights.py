@@ -52,6 +52,9 @@ FILES: dict[str, str] = {
     # a test helper that declares a word that is also a page's name: no declaration outside tests
     "test/helpers/caching.ts": "export function caching() {}\n",
     "docs/caching.md": "# Caching\n\nHow caching works.\n",
+    # a compound identifier, and a page named after one of its parts
+    "packages/core/src/errors.ts": "export class AppError extends Error {}\n",
+    "docs/app.md": "# App\n\nThe app object. An AppError is thrown when a request fails; requests are retried.\n",
 }
 
 
@@ -131,3 +134,16 @@ def test_a_word_a_module_declares_ranks_the_declaration_before_pages_about_it(re
     results = retriever.search("caching")
     assert results[0].entry.id == "document:docs/caching.md"
     assert not any("declares" in reason for reason in results[0].reasons)
+
+
+def test_a_compound_identifier_weighs_one_word_in_the_query(retriever: Retriever) -> None:
+    results = retriever.search("AppError thrown")
+    page = by_id(results, "document:docs/app.md")
+    # `AppError` reads as apperror, app and error; they share the one word's weight, so a title that holds
+    # `app` holds a third of it, not a word's worth
+    idf = {t: retriever.lexical.idf(t) for t in page.terms}
+    assert set(page.terms) == {"apperror", "app", "error", "thrown"}
+    share = {t: 1 / 3 for t in ("apperror", "app", "error")} | {"thrown": 1.0}
+    total = sum(idf[t] * share[t] for t in idf)
+    assert page.components["aboutness"] == pytest.approx(1 + 0.2 * idf["app"] / 3 / total)
+

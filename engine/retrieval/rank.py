@@ -11,7 +11,8 @@
   properties of the repository (the canonical copy of a page that has variants, something under a test,
   fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
 - aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path (a word the
-  glossary or a typo correction added counts with its reduced weight, as in BM25).
+  glossary or a typo correction added counts with its reduced weight, as in BM25; a compound identifier's
+  whole token and its parts share one word's weight).
 - exactId / exactPath / exactSymbol: the query names the thing. Per-word identity applies to queries of at
   most two words: a sentence does not name a thing by containing one of its words. A re-exporting barrel
   earns less for a symbol than the module that declares it; a declaration on a package's public surface, in
@@ -336,7 +337,10 @@ class Retriever:
         # the query's weight (for aboutness and a unit named by a question): each term's IDF, scaled as BM25
         # scales it, so a word the glossary or a typo correction added weighs what it weighs in BM25 (`mock`
         # read as Portuguese `simulação` adds a rare word that must not outweigh the words the query said)
-        idf = {t: self.lexical.idf(t) * boosts.get(t, 1.0) for t in terms}
+        # a word the query says weighs once: a compound identifier's whole token and its parts share it
+        # (`AppError`: apperror, app, error, a third each), so its parts do not count it three times
+        shares = _word_shares(words, corrected)
+        idf = {t: self.lexical.idf(t) * boosts.get(t, 1.0) * shares.get(t, 1.0) for t in terms}
         idf_total = sum(idf.values()) or 1.0
         scored: dict[int, tuple[dict[str, float], dict[str, list[str]], list[str]]] = {}
         for candidate in candidates.values():
@@ -689,6 +693,21 @@ def _declared_lowering(result: Result) -> float:
         return 0.0
     c = result.components
     return c["lexical"] * c["prior"] * c["aboutness"] * (1 / DECLARED_PAGE_FACTOR - 1)
+
+
+def _word_shares(words: list[str], corrected: dict[str, str]) -> dict[str, float]:
+    """Per query token, the share of its word's weight it carries: 1 for a plain word or a path, 1/n for
+    each of the n tokens a compound identifier expands to (the whole and its parts); a corrected word's
+    replacement carries what the word did."""
+    shares: dict[str, float] = {}
+    for word in words:
+        if "/" in word:
+            continue  # a path says several names (its folders and its file), each weighing a word
+        expanded = tokens(word, unique=True)
+        for token in expanded:
+            token = corrected.get(token, token)
+            shares[token] = max(shares.get(token, 0.0), 1 / len(expanded))
+    return shares
 
 
 def _total(components: dict[str, float]) -> float:
