@@ -10,7 +10,7 @@ import pytest
 from conftest import make_repo
 
 from engine.lexicon import tokens, translations
-from engine.retrieval.rank import READING_BOOST, Retriever
+from engine.retrieval.rank import READING_BOOST, TITLED, Retriever
 from engine.workspace import Workspace
 
 FILES: dict[str, str] = {
@@ -55,6 +55,12 @@ FILES: dict[str, str] = {
     # a compound identifier, and a page named after one of its parts
     "packages/core/src/errors.ts": "export class AppError extends Error {}\n",
     "docs/app.md": "# App\n\nThe app object. An AppError is thrown when a request fails; requests are retried.\n",
+    # a reference page whose sections mention every word of a question, and the guide named after it
+    "docs/config/options.md": "# Options\n\n## Retry failing tests\n\n" + "".join(
+        f"## {name}\n\nSet {name} when tests are failing: retry failing tests, retry the failing tests, "
+        f"{name} them.\n\n" for name in ("retry", "bail", "repeat", "isolate", "sequence")),
+    "docs/guide/retry-failing.md": "# Retry failing tests\n\nA flaky test can be run again before it counts as "
+                                   "failed.\n",
 }
 
 
@@ -86,8 +92,9 @@ def test_words_the_glossary_adds_weigh_their_reading_weight_in_aboutness(retriev
             boost[token] = max(boost.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
     idf = {t: retriever.lexical.idf(t) for t in page.terms}
     weighted = {t: idf[t] * (1.0 if t in said else boost[t]) for t in page.terms}
-    # the title holds every word the query said: their share of the weight, the added words at theirs
-    assert page.components["aboutness"] == pytest.approx(1 + 0.2 * sum(weighted[t] for t in said) / sum(
+    # the title holds every word the query said: their share of the weight, the added words at theirs (the
+    # title and path alone hold that share too: a sentence mostly about what the page is called)
+    assert page.components["aboutness"] == pytest.approx(1 + (0.2 + TITLED) * sum(weighted[t] for t in said) / sum(
         weighted.values()))
     assert page.components["aboutness"] > 1 + 0.2 * sum(idf[t] for t in said) / sum(idf.values()) + 0.02
     assert results[0].entry.id == "document:docs/guide/mocking/modules.md"
@@ -147,3 +154,11 @@ def test_a_compound_identifier_weighs_one_word_in_the_query(retriever: Retriever
     total = sum(idf[t] * share[t] for t in idf)
     assert page.components["aboutness"] == pytest.approx(1 + 0.2 * idf["app"] / 3 / total)
 
+
+def test_a_sentence_about_what_a_page_is_called_ranks_it_before_sections_that_mention_it(
+        retriever: Retriever) -> None:
+    results = retriever.search("how to retry failing tests")
+    assert results[0].entry.id == "document:docs/guide/retry-failing.md"
+    assert any(r.startswith("aboutness +") and "title or path holds" in r for r in results[0].reasons)
+    options = by_id(results, "document:docs/config/options.md")
+    assert not any(r.startswith("aboutness +") for r in options.reasons)

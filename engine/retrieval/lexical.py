@@ -36,6 +36,7 @@ WHITESPACE = "ws"
 BODY = "body"
 _BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
 _NAMING = _BITS["title"] | _BITS["headings"] | _BITS["path"]
+_TITLING = _BITS["title"] | _BITS["path"]
 
 
 @dataclass(slots=True)
@@ -239,6 +240,11 @@ class LexicalIndex:
         """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
         masks = self.masks(entry)
         return [t for t in query_tokens if masks.get(t, 0) & _NAMING]
+
+    def titled(self, entry: int, query_tokens: list[str]) -> list[str]:
+        """The query terms an entry's title or path holds (what it is called, not what its sections are)."""
+        masks = self.masks(entry)
+        return [t for t in query_tokens if masks.get(t, 0) & _TITLING]
 
     def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
         """Which query terms each field of an entry contains (for aboutness and explanations); the body,

@@ -12,7 +12,8 @@
   fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
 - aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path (a word the
   glossary or a typo correction added counts with its reduced weight, as in BM25; a compound identifier's
-  whole token and its parts share one word's weight).
+  whole token and its parts share one word's weight), + 0.3 × the share found in the title or path alone
+  when that is at least half, for a sentence (three or more words, not a routing question).
 - exactId / exactPath / exactSymbol: the query names the thing. Per-word identity applies to queries of at
   most two words: a sentence does not name a thing by containing one of its words. A re-exporting barrel
   earns less for a symbol than the module that declares it; a declaration on a package's public surface, in
@@ -62,6 +63,8 @@ FLOOR = 1 / 3
 DECLARED_PAGE_FACTOR = 0.8
 DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
 DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
+TITLED = 0.3  # aboutness added for a title or path that holds the query's weight, for a sentence
+TITLED_SHARE = 0.5  # ...when it holds at least this share of it
 UNIT_NAMED = 160  # exactId for a unit whose name carries all of a routing question's weight
 
 _PACKAGE_INTENT = re.compile(
@@ -171,6 +174,7 @@ class _QueryShape:
     kinds_named: frozenset[str] = frozenset()  # unit kinds the question names ("which package…")
     declared: bool = False  # one word that a module outside tests and examples declares and exports
     term_count: int = 0
+    sentence: bool = False  # three or more words that are not stopwords
 
 
 @dataclass(slots=True)
@@ -323,6 +327,7 @@ class Retriever:
                 terms.append(token)
                 boosts[token] = added[token]
         shape.term_count = len(terms)
+        shape.sentence = not want_ownership and sum(1 for w in shape.words if w not in STOPWORDS) >= 3
         candidates: dict[int, _Candidate] = {}
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts)
         for hit in hits:
@@ -352,6 +357,14 @@ class Retriever:
             components["prior"] = self._prior(entry, candidate.index, terms, shape, reasons)
             named = self.lexical.named(candidate.index, terms)
             components["aboutness"] = 1 + 0.2 * sum(idf[t] for t in named) / idf_total
+            if shape.sentence:
+                # a sentence most of whose weight is in what an entry is called (its title or path) is about
+                # it, more than a long page whose sections happen to mention each word
+                titled = sum(idf[t] for t in self.lexical.titled(candidate.index, terms)) / idf_total
+                if titled >= TITLED_SHARE:
+                    components["aboutness"] += TITLED * titled
+                    reasons.append(f"aboutness +{TITLED * titled:.3g}: its title or path holds {titled:.0%} of "
+                                   "the sentence's weight")
             self._identity(components, entry, candidate.index, shape, reasons)
             if shape.want_ownership and self.entries[candidate.index].kind in (AREA, PACKAGE, DIRECTORY):
                 self._unit_named(components, candidate.index, terms, idf, idf_total, shape, reasons)
@@ -506,8 +519,7 @@ class Retriever:
             # "how does X decide", "where is X implemented": the mechanism lives in code
             if entry.kind == MODULE and self.symbol_sets(index)[1]:
                 scale(1.3, "a module that declares code, for a question about how something is implemented")
-        elif not shape.want_ownership and sum(1 for w in shape.words if w not in STOPWORDS) >= 3 \
-                and entry.kind == DOCUMENT:
+        elif shape.sentence and entry.kind == DOCUMENT:
             scale(1.15, "a document, for a sentence")
         if entry.kind == DIRECTORY and not shape.want_ownership and not shape.shape_module:
             # a directory's text is its name: a question matching it is rarely answered by the folder
