@@ -259,11 +259,13 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
     return sent
 
 
-def publish_provisional(server: DocBridgeServer, folder: Folder, path: str, state: ModelState) -> None:
-    """During the first scan: an open document's findings that the file system decides."""
+def publish_provisional(server: DocBridgeServer, folder: Folder, path: str, state: ModelState,
+                        force: bool = True) -> None:
+    """During the first scan: an open document's findings that the file system decides (unless they equal what
+    was last sent, when not `force`)."""
     from engine.ide.provisional import provisional_findings
     try:
-        publish_findings(server, folder, state, path, provisional_findings(state, path), force=True)
+        publish_findings(server, folder, state, path, provisional_findings(state, path), force=force)
     except Exception:
         log.exception("publishing provisional diagnostics failed")
 

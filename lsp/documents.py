@@ -3,11 +3,13 @@ renamed on disk. Each becomes a change of the folder's model, applied in the ord
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from lsprotocol import types as T
 
 from engine.ide.files import files_under, is_markdown, matters, needs_rescan
+from engine.ide.provisional import is_complete
 from engine.ide.rename import paths_under
 from engine.transitions import Change
 from lsp import diagnostics, scanning
@@ -29,9 +31,13 @@ def edited(ls: DocBridgeServer, uri: str, text: str | None, *, opened: bool = Fa
         if folder.scanning:
             folder.touched[path] = text
         if text is not None and is_markdown(path):
-            target = ls.provisional(folder, path, uri)
+            # first what the buffer and the file system decide; then, once the messages already received are
+            # answered, what the headings of the documents it links to decide too
+            target = ls.provisional(folder, path, uri, linked=False)
             if target is not None:
                 diagnostics.publish_provisional(ls, folder, path, target.state)
+                if not is_complete(target.state):
+                    asyncio.get_running_loop().call_soon(_complete_provisional, ls, folder, path, uri, text)
         return
     applied = folder.change([Change(path, text)])
     if opened:
@@ -39,6 +45,15 @@ def edited(ls: DocBridgeServer, uri: str, text: str | None, *, opened: bool = Fa
             diagnostics.schedule(ls, folder, force=frozenset({path}))
         else:  # published once the queued change is in the model (its change schedules diagnostics)
             folder.forced.add(path)
+
+
+def _complete_provisional(ls: DocBridgeServer, folder: Folder, path: str, uri: str, text: str) -> None:
+    """The complete provisional diagnostics of a buffer, unless it changed or the scan ended meanwhile."""
+    if folder.workspace is not None or ls.convert.buffer_text(uri) is not text:
+        return
+    target = ls.provisional(folder, path, uri)
+    if target is not None:
+        diagnostics.publish_provisional(ls, folder, path, target.state, force=False)
 
 
 def register(server: DocBridgeServer) -> None:

@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 
 from engine import __version__
 from engine.ide.files import not_analyzed
-from engine.ide.provisional import provisional_state
+from engine.ide.provisional import is_complete, provisional_state
 from engine.state import ModelState
 from lsp import framing, protocol
 from lsp.convert import Converter
@@ -157,13 +157,14 @@ class DocBridgeServer(LanguageServer):
             return target
         return await self.target(target.uri, provisional=False)
 
-    def provisional(self, folder: Folder, path: str, uri: str) -> Target | None:
-        """An open Markdown buffer resolved against the file system, while the folder's first scan runs."""
+    def provisional(self, folder: Folder, path: str, uri: str, linked: bool = True) -> Target | None:
+        """An open Markdown buffer resolved against the file system, while the folder's first scan runs (with
+        `linked=False` it may lack the headings of the documents it links to: `is_complete` says)."""
         text = self.convert.buffer_text(uri)
         if text is None or folder.config is None:
             return None
         cached = folder.provisional.get(path)
-        if cached is not None and cached[0] is text:
+        if cached is not None and cached[0] is text and (not linked or is_complete(cached[1])):
             return Target(folder, path, cached[1], uri, provisional=True)
         buffers = {}
         for other_uri in list(self.workspace.text_documents):
@@ -171,7 +172,7 @@ class DocBridgeServer(LanguageServer):
             if owner is folder and other is not None:
                 buffers[other] = self.convert.buffer_text(other_uri) or ""
         try:
-            state = provisional_state(folder.root, folder.config, path, text, buffers)
+            state = provisional_state(folder.root, folder.config, path, text, buffers, linked)
         except Exception:
             log.exception("provisional analysis of %s failed", path)
             return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import copy_fixture, docbridge_json
 
 from engine.ide import actions, completion, hover, navigation, rename
-from engine.ide.provisional import provisional_findings, provisional_state
+from engine.ide.provisional import is_complete, provisional_findings, provisional_state
 from engine.ide.types import FileMove, WorkspaceEdit
 from engine.model import Span
 from engine.workspace import Workspace
@@ -165,6 +165,25 @@ def test_a_provisional_state_answers_from_the_file_system(tmp_path: Path) -> Non
     # a symbol needs the full scan: the provisional state does not pretend to know it
     line, column = find(root / "docs/billing.md", "`createInvoice` is re-exported")
     assert navigation.definition(state, "docs/billing.md", line, column + 3) is None
+    assert is_complete(state)
+
+
+def test_a_provisional_state_without_linked_documents_leaves_their_anchors_to_the_complete_one(
+        tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    text = (root / "docs/billing.md").read_text(encoding="utf-8") + (
+        "\nSee [missing](./nowhere.md), [auth](auth.md#no-such-heading) and [here](#no-such-section).\n")
+    config = Workspace(root).config
+    quick = provisional_state(root, config, "docs/billing.md", text, linked=False)
+    complete = provisional_state(root, config, "docs/billing.md", text)
+    assert quick is not None and complete is not None
+    assert not is_complete(quick) and "docs/auth.md" in quick.universe.unread  # type: ignore[attr-defined]
+    first = sorted((f.code, f.message) for f in provisional_findings(quick, "docs/billing.md"))
+    both = sorted((f.code, f.message) for f in provisional_findings(complete, "docs/billing.md"))
+    assert ("LINK_BROKEN", "Link target `./nowhere.md` does not exist.") in first  # the file system decides
+    assert any(code == "LINK_ANCHOR_MISSING" and "#no-such-section" in message for code, message in first)
+    assert ("LINK_ANCHOR_MISSING", "Link anchor `#no-such-heading` is not a heading in docs/auth.md.") in both
+    assert set(first) < set(both)  # the quick findings are a subset: nothing is reported, then withdrawn
 
 
 # ------------------------------------------------------------------------------------------------ renames

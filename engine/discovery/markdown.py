@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from typing import Any, Literal
 
 import regex
@@ -198,8 +199,24 @@ def _autolink_bounded(rule: Any, protocol: bool = False) -> Any:
     return bounded
 
 
+class _QuietLogger:
+    """markdown-it's block rules log a debug line on entering each rule at each line: 3,000 logger calls for a
+    900-line document, a tenth of its parse on every keystroke. Those records are of no use here."""
+
+    @staticmethod
+    def debug(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+
+def _quiet_block_rules() -> None:
+    for name, module in list(sys.modules.items()):
+        if name.startswith("markdown_it.rules_block.") and hasattr(module, "LOGGER"):
+            module.LOGGER = _QuietLogger()  # type: ignore[attr-defined]
+
+
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
+    _quiet_block_rules()
     md.inline.ruler.before("link", "wikilink", _wikilink)
     for rule in md.inline.ruler.__rules__:
         if rule.name in ("gfm_autolink_protocol", "gfm_autolink_email", "gfm_autolink_www"):
@@ -479,7 +496,9 @@ def _summarise(text: str) -> str:
 
 def detect_language(text: str) -> str:
     sample = text[:20000]
-    if not sample.isascii():  # ASCII text holds no CJK letter: skip counting letters one by one
+    # ASCII text holds no CJK letter, and text without one needs no count of its letters (a list of every
+    # letter: most of this function's time on a long document, run on every edit)
+    if not sample.isascii() and _CJK.search(sample):
         letters = len(_LETTER.findall(sample))
         if letters and len(_CJK.findall(sample)) / letters > 0.2:
             return "cjk"
