@@ -97,6 +97,22 @@ class Converter:
         return T.Range(start=self.position(folder, path, span.line, span.column, uri, shared, state),
                        end=self.position(folder, path, span.end_line, span.end_column, uri, shared, state))
 
+    def range_json(self, folder: Folder | None, path: str | None, span: Span, state: ModelState | None = None
+                   ) -> dict[str, dict[str, int]]:
+        """`range` as the JSON it is sent as (diagnostics are published by the thousand: no attrs objects)."""
+        shared = self.line(folder, path, span.line, None, state) if span.line == span.end_line and \
+            span.end_column > 0 else None
+        return {"start": self._position_json(folder, path, span.line, span.column, shared, state),
+                "end": self._position_json(folder, path, span.end_line, span.end_column, shared, state)}
+
+    def _position_json(self, folder: Folder | None, path: str | None, line: int, column: int, text: str | None,
+                       state: ModelState | None) -> dict[str, int]:
+        if column <= 0:
+            return {"line": max(0, line), "character": 0}
+        if text is None:
+            text = self.line(folder, path, line, None, state)
+        return {"line": max(0, line), "character": max(0, to_client(text, column, self.encoding))}
+
     def from_client(self, uri: str, position: T.Position, state: ModelState | None = None,
                     path: str | None = None) -> tuple[int, int]:
         lines = self.buffer_lines(uri)

@@ -66,50 +66,56 @@ def codes_uri(server: DocBridgeServer, folder: Folder) -> str:
 
 
 def to_diagnostic(server: DocBridgeServer, folder: Folder, finding: Finding, codes: str,
-                  state: ModelState) -> T.Diagnostic:
+                  state: ModelState) -> dict[str, Any]:
+    """A finding as the JSON of an LSP diagnostic (built directly: thousands are sent after a scan, and one
+    file's on every keystroke)."""
     convert = server.convert
     path = finding.path
     if finding.range is not None:
         r = finding.range
-        range_ = convert.range(folder, path, Span(r.start.line, r.start.character, r.end.line, r.end.character),
-                               state=state)
+        range_ = convert.range_json(folder, path, Span(r.start.line, r.start.character, r.end.line, r.end.character),
+                                    state=state)
     else:
-        range_ = T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
+        range_ = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
     related = []
     for location in (finding.related + finding.evidence)[:16]:
         if location.path is None:
             continue
         start, end = location.range.start, location.range.end
-        related.append(T.DiagnosticRelatedInformation(
-            location=T.Location(uri=convert.uri(folder, location.path), range=convert.range(
-                folder, location.path, Span(start.line, start.character, end.line, end.character), state=state)),
-            message=location.message or location.path))
-    return T.Diagnostic(
-        range=range_, severity=SEVERITY.get(finding.severity, T.DiagnosticSeverity.Warning), code=finding.code,
-        code_description=T.CodeDescription(href=f"{codes}#{finding.code.lower()}"), source="docbridge",
-        message=f"{finding.message}\n{finding.remediation}", related_information=related or None,
-        data={"fingerprint": finding.fingerprint, "code": finding.code, **finding.data})
+        related.append({"location": {"uri": convert.uri(folder, location.path), "range": convert.range_json(
+            folder, location.path, Span(start.line, start.character, end.line, end.character), state=state)},
+            "message": location.message or location.path})
+    diagnostic: dict[str, Any] = {
+        "range": range_, "severity": int(SEVERITY.get(finding.severity, T.DiagnosticSeverity.Warning)),
+        "code": finding.code, "codeDescription": {"href": f"{codes}#{finding.code.lower()}"}, "source": "docbridge",
+        "message": f"{finding.message}\n{finding.remediation}",
+        "data": {"fingerprint": finding.fingerprint, "code": finding.code, **finding.data}}
+    if related:
+        diagnostic["relatedInformation"] = related
+    return diagnostic
 
 
-def _signature(diagnostics: list[T.Diagnostic]) -> tuple[Any, ...]:
-    return tuple((d.code, d.severity, d.message, d.range.start.line, d.range.start.character, d.range.end.line,
-                  d.range.end.character, len(d.related_information or ())) for d in diagnostics)
+def _signature(diagnostics: list[dict[str, Any]]) -> tuple[Any, ...]:
+    return tuple((d["code"], d["severity"], d["message"], d["range"]["start"]["line"],
+                  d["range"]["start"]["character"], d["range"]["end"]["line"], d["range"]["end"]["character"],
+                  len(d.get("relatedInformation") or ())) for d in diagnostics)
 
 
-def _too_large(state: ModelState, path: str, server: DocBridgeServer, folder: Folder) -> T.Diagnostic | None:
+def _too_large(state: ModelState, path: str, server: DocBridgeServer, folder: Folder) -> dict[str, Any] | None:
     notice = not_analyzed_notice(state, path)
     if notice is None or server.convert.buffer_text(server.convert.uri(folder, path)) is None:
         return None
     code, message = notice
-    return T.Diagnostic(range=T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0)),
-                        severity=T.DiagnosticSeverity.Information, source="docbridge", code=code, message=message)
+    return {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "severity": int(T.DiagnosticSeverity.Information), "source": "docbridge", "code": code,
+            "message": message}
 
 
 def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
                      findings: list[Finding] | tuple[Finding, ...], force: bool = True) -> int:
     """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
     uri = server.convert.uri(folder, path)
-    diagnostics: list[T.Diagnostic] = []
+    diagnostics: list[dict[str, Any]] = []
     if server.settings.diagnostics_enabled:
         if findings:
             codes = codes_uri(server, folder)
@@ -122,12 +128,12 @@ def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState,
         from engine.ide.proposals import pending_hints
         from lsp.proposals import to_diagnostic as proposal_diagnostic
         for hint in pending_hints(state, path):  # pending enrichment proposals citing this file
-            diagnostics.append(proposal_diagnostic(server, folder, state, path, hint))
+            diagnostics.append(server.protocol.to_json(proposal_diagnostic(server, folder, state, path, hint)))
     signature = _signature(diagnostics)
     last = folder.published.get(uri)
     if not force and (last[1] if last else ()) == signature and (signature or last is None):
         return 0
-    server.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+    server.protocol.notify_json(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": diagnostics})
     if diagnostics:
         folder.published[uri] = (path, signature)
     else:

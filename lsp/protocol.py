@@ -120,9 +120,17 @@ class DocBridgeProtocol(LanguageServerProtocol):
                 return
             if result is not LATER:
                 self._result_types.pop(msg_id, None)
-                self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": self._converter.unstructure(result)})
+                self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": self.to_json(result)})
                 return
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
+    def to_json(self, value: Any) -> Any:
+        """An lsprotocol value as the JSON it is sent as."""
+        return self._converter.unstructure(value)
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """A notification whose parameters are JSON already (no typed message to build and unstructure)."""
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         """A `$/` request nobody implements is answered MethodNotFound quietly (the protocol allows ignoring
