@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from engine.hashing import canonical_hash
+from engine.safe_io import MAX_CONFIG_BYTES, read_config_file, read_regular
 
 DEFAULT_REGISTRY = "docs/parity/public-claims-v1.json"
 VALUE_TYPES = ("number", "percent", "semver", "text")
@@ -76,7 +77,7 @@ def _template(path: str, key: str, value: Any) -> str:
 
 def load_registry(file: Path, shown: str) -> dict[str, Any]:
     try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
+        raw = json.loads(read_regular(file, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError as exc:
         raise RegistryError(f"{shown}: the claims registry does not exist (create one with `docbridge parity "
                             f"--init`).") from exc
@@ -156,9 +157,12 @@ class Unresolved(Exception):
 
 def _read_json(root: Path, relative: str) -> Any:
     try:
-        return json.loads((root / _surface("evidence", "path", relative)).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RegistryError) as exc:
-        raise Unresolved(f"`{relative}` cannot be read as JSON") from exc
+        data = read_config_file(root, _surface("evidence", "path", relative))
+        if data is None:
+            raise Unresolved(f"`{relative}` does not exist")
+        return json.loads(data.decode("utf-8"))
+    except (OSError, ValueError, RegistryError) as exc:  # a link out of the repository, a FIFO, huge, not JSON
+        raise Unresolved(f"`{relative}` cannot be read as JSON ({exc})") from exc
 
 
 def _dotted(value: Any, dotted: str, where: str) -> Any:
@@ -275,14 +279,19 @@ def check(registry: dict[str, Any], root: Path, facts: dict[str, Callable[[], An
         occurrences: list[dict[str, Any]] = []
         per_claim: list[dict[str, Any]] = []
         for surface, required in surfaces:
-            file = root / surface
-            if not file.is_file():
+            try:  # no link out of the repository, no FIFO, nothing over the configuration file bound
+                data = read_config_file(root, surface)
+            except ValueError as exc:
+                per_claim.append(_finding("PARITY_NOT_ANALYZED", claim, surface, None, None,
+                                          f"`{surface}` cannot be read: {exc}."))
+                continue
+            if data is None:
                 missing_surfaces.add(surface)
                 if required:
                     per_claim.append(_finding("PARITY_MISSING", claim, surface, None, None,
                                               f"`{surface}` should state {claim['statement']}, and it does not exist."))
                 continue
-            lines = file.read_text(encoding="utf-8", errors="replace").split("\n")
+            lines = data.decode("utf-8", errors="replace").split("\n")
             if claim["evidence"]["kind"] == "cli-command":
                 mention = claim["evidence"].get("mention") or f"docbridge {claim['evidence'].get('command')}"
                 hits = [(n, line.find(mention)) for n, line in enumerate(lines) if mention in line]
@@ -368,7 +377,7 @@ def starter_registry(root: Path, readme: str, counts: dict[str, int], commands: 
     """Claims for what the README already states: the package version, entity counts, `docbridge` commands."""
     claims: list[dict[str, Any]] = []
     try:
-        manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+        manifest = json.loads((read_config_file(root, "package.json") or b"{}").decode("utf-8"))
     except (OSError, ValueError):
         manifest = {}
     version = manifest.get("version") if isinstance(manifest, dict) else None

@@ -10,6 +10,7 @@ docs/parity/round-1.json records 0.875; only the first arm of that round records
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,21 @@ def test_excerpts_are_bounded_and_redacted_and_signed_transforms_refuse_a_turn(t
     (root / "study.json").write_text(json.dumps({"delta": 0.1846}))  # the measurement turned
     report = docbridge_json("parity", "--root", str(root), "--claims", str(root / "claims.json"))
     assert [f["code"] for f in report["parity"]["findings"]] == ["PARITY_NOT_ANALYZED"]
+
+
+def test_a_surface_that_is_a_fifo_or_links_out_of_the_repository_is_not_read(governance: Path,
+                                                                             tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("Ledgerly 2.3.0\n", encoding="utf-8")
+    (governance / "docs/summary.md").unlink()
+    os.mkfifo(governance / "docs/summary.md")  # a read would wait forever for a writer
+    (governance / "README.md").unlink()
+    (governance / "README.md").symlink_to(outside)
+    result = docbridge("parity", "--root", str(governance), timeout=60)
+    report = json.loads(result.stdout)
+    unread = {f["surface"]: f["message"] for f in report["parity"]["findings"] if f["code"] == "PARITY_NOT_ANALYZED"
+              and f["surface"] is not None}
+    assert "outside the repository" in unread["README.md"]
+    assert "regular file" in unread["docs/summary.md"]
+    assert not [f for f in report["parity"]["findings"] if f["surface"] == "README.md"
+                and f["code"] != "PARITY_NOT_ANALYZED"]  # nothing read through the link

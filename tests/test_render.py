@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,16 @@ def test_template_errors_exit_2_and_write_nothing(acme: Path, source: str | None
     assert page.read_text(encoding="utf-8") == f"kept\n<!-- doc-bridge:generated -->\n{CLOSE}\n"
     # --check reports the same error, also exit 2
     assert docbridge("render", "area", "--root", str(acme), "--check").returncode == 2
+
+
+def test_a_template_override_that_is_a_fifo_is_refused_without_waiting(acme: Path) -> None:
+    (acme / "templates").mkdir()
+    os.mkfifo(acme / "templates" / "area.md")  # a read would wait forever for a writer
+    _configure(acme, {"area": "templates/area.md"})
+    result = docbridge("render", "area", "--root", str(acme), "--check", timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert 'render.templates["area"] (templates/area.md) cannot be read' in result.stderr
+    assert "is not a regular file" in result.stderr
 
 
 def test_unknown_template_and_area_are_usage_errors(acme: Path) -> None:

@@ -8,6 +8,7 @@ written. `plan` then says, for each page, what the file should hold (the whole p
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from engine.findings import Finding
 from engine.hashing import canonical_hash, sha256_bytes
 from engine.render import DEFAULT_OUTPUT, views
 from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
+from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular
 from engine.state import ModelState
 
 MULTI_PAGE = ("area", "ownership")
@@ -82,8 +84,9 @@ def load_previous(root: Path, since: str | None) -> tuple[dict[str, Any], str]:
             raise RenderError(f"--since {since}: no such file.")
         raise RenderError(f"There is no previous snapshot to compare with: {SNAPSHOT_FILE} does not exist. Run "
                           "`docbridge scan` to keep one, or name one with --since FILE.")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+    try:  # the snapshot under .docbridge/ never through a link; a named file is followed to a regular file
+        target = Path(os.path.realpath(path)) if since is not None else path
+        raw = json.loads(read_regular(target, MAX_ARTIFACT_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise RenderError(f"{shown} cannot be read: {exc}.") from None
     except json.JSONDecodeError as exc:

@@ -28,6 +28,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
 from engine.hashing import region_hash
 from engine.render import TEMPLATES
+from engine.safe_io import MAX_CONFIG_BYTES, read_regular
 
 OPEN = "\x00doc-bridge:region-open\x00"
 CLOSE = "\x00doc-bridge:region-close\x00"
@@ -77,7 +78,7 @@ def load_template(name: str, root: Path, overrides: dict[str, str]) -> Template:
         try:
             if not path.is_relative_to(root.resolve()):
                 raise RenderError(f'render.templates["{name}"] ({override}) points outside the repository.')
-            source = path.read_text(encoding="utf-8")
+            source = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")  # resolved: a FIFO or huge file refused
         except FileNotFoundError:
             raise RenderError(f'render.templates["{name}"] names {override}, which does not exist.') from None
         except (OSError, UnicodeDecodeError) as exc:

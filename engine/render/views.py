@@ -17,6 +17,7 @@ from engine.discovery.layout import AreaInfo
 from engine.findings import Finding
 from engine.model import AREA, DOCUMENT, MODULE, entity_id, split_id
 from engine.render.templating import RenderError
+from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular
 from engine.state import ModelState
 
 MAX_SYMBOLS = 12
@@ -360,7 +361,7 @@ def overlay_review_view(overlay: Path, shown: str) -> dict[str, Any]:
     if not overlay.is_file():
         return {"overlay": shown, "exists": False, "pending": []}
     try:
-        raw = json.loads(overlay.read_text(encoding="utf-8"))
+        raw = json.loads(read_regular(overlay, MAX_ARTIFACT_BYTES).decode("utf-8"))  # never through a link
     except (OSError, UnicodeDecodeError) as exc:
         raise RenderError(f"{shown} cannot be read: {exc}.") from None
     except json.JSONDecodeError as exc:
