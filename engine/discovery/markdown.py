@@ -26,6 +26,7 @@ from mdit_py_plugins.gfm import gfm_plugin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.discovery import versions
+from engine.discovery.markdown_blocks import PATH_KEY, incremental_block
 from engine.hashing import region_hash, sha256_bytes
 from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
@@ -224,6 +225,7 @@ def _build_parser() -> MarkdownIt:
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
+    md.core.ruler.at("block", incremental_block)
     md.core.ruler.at("inline", _memoised_inline)
     # Emphasis and typography change nothing we extract; skipping them is measurably faster.
     md.disable(["emphasis", "strikethrough", "replacements", "smartquotes"], ignoreInvalid=True)
@@ -565,7 +567,7 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     lines = [line.rstrip("\r") for line in text.split("\n")]
     if budget_reason(text) is not None:  # scans skip such a document (a counted reason); others get no facts
         return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (), (), (), (), "en", len(lines), "")
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {PATH_KEY: path}  # an edit re-parses the blocks it changed (markdown_blocks)
     try:
         tokens = parser().parse(text, env)
     except Exception as exc:  # pathological input must not take the scan down
