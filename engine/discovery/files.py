@@ -61,11 +61,16 @@ class WalkResult:
     notes: list[str] = field(default_factory=list)
 
 
+_ANYWHERE_MEMO = 65_536  # answers kept by IgnoreRules.is_ignored_anywhere before it starts again
+
+
 class IgnoreRules:
     """`.gitignore` files (nested, with negation), default excludes and the config's `ignore` globs."""
 
     def __init__(self, config: Config) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        # link targets typed in the editor are checked on every keystroke: answers are kept until a rule changes
+        self._anywhere: dict[str, bool] = {}
         self._config_spec = compile_lines(config.ignore)[0] if config.ignore else None
 
     def add_gitignore(self, directory: str, text: str) -> list[tuple[int, str, str]]:
@@ -76,6 +81,7 @@ class IgnoreRules:
             return []
         spec, bad = compile_lines(line for _, line in numbered)
         self._specs[directory] = spec
+        self._anywhere = {}
         return [(numbered[index][0], line, reason) for index, line, reason in bad]
 
     def is_ignored(self, path: str, is_dir: bool = False) -> bool:
@@ -100,11 +106,16 @@ class IgnoreRules:
 
     def is_ignored_anywhere(self, path: str) -> bool:
         """Whether `path` or any of its parent directories is ignored (for link targets we never walked)."""
+        known = self._anywhere.get(path)
+        if known is not None:
+            return known
         parts = path.split("/")
-        for depth in range(1, len(parts)):
-            if self.is_ignored("/".join(parts[:depth]), is_dir=True):
-                return True
-        return self.is_ignored(path)
+        ignored = any(self.is_ignored("/".join(parts[:depth]), is_dir=True) for depth in range(1, len(parts))) \
+            or self.is_ignored(path)
+        if len(self._anywhere) >= _ANYWHERE_MEMO:
+            self._anywhere = {}
+        self._anywhere[path] = ignored
+        return ignored
 
 
 def _real(path: str) -> str:
