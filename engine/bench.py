@@ -571,12 +571,23 @@ def _walk_files(root: Path) -> Any:
         yield from files
 
 
+def _scratch_copy(root: Path, base: Path) -> Path:
+    """A fresh copy of `root` (without `.git`, `node_modules` and `.docbridge`) under `base`."""
+    target = base / "cli-copies" / (root.resolve().name or "root")
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(root, target, symlinks=True, ignore=shutil.ignore_patterns(".git", "node_modules", ".docbridge"))
+    return target
+
+
 def bench_cli(roots: list[Path], size: int, workdir: Path | None, as_json: bool) -> int:
     """Cold and warm `docbridge search` latency on the given repositories and on the synthetic one."""
-    targets = list(roots)
+    # a repository given is measured in a copy: the benchmark deletes `.docbridge` and edits a document, which
+    # are the user's to keep
+    targets = [(root, _scratch_copy(root, _bench_dir(workdir))) for root in roots]
     if size > 0:
-        targets.append(ensure_synthetic(_bench_dir(workdir), size))
-    rows = [cli_figures(root) for root in targets]
+        synthetic = ensure_synthetic(_bench_dir(workdir), size)
+        targets.append((synthetic, synthetic))
+    rows = [{**cli_figures(measured), "root": str(root)} for root, measured in targets]
     if as_json:
         print(json.dumps({"benchmark": "cli", "goals": {"warm_p50_ms": CLI_GOAL_MS}, "results": rows}, indent=2))
         return 0

@@ -237,3 +237,14 @@ def test_links_to_explicit_heading_ids_resolve(tmp_path: Path) -> None:
     })
     found = {(code, path, line) for code, path, line in findings_of(root) if path == "docs/index.md"}
     assert found == {("LINK_ANCHOR_MISSING", "docs/index.md", 4)}
+
+
+def test_python_dash_m_docbridge_is_the_command(acme: Path) -> None:
+    import subprocess
+    import sys
+    command = [sys.executable, "-m", "docbridge", "check", "--root", str(acme), "--format", "json",
+               "--fail-on", "never"]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO)
+    assert completed.returncode == 0, completed.stderr
+    assert {(f["code"], f["path"]) for f in json.loads(completed.stdout)["findings"]} == \
+        {(code, path) for code, path, _ in findings_of(acme)}
