@@ -42,8 +42,13 @@ async def _step(s: Session, root: Path, rng: random.Random, step: int, opened: s
             "\n## Another heading\n",
             f"\nRead [billing](/docs/billing.md#{rng.choice(['taxes', 'nope', 'payments'])}).\n",
         ])
-        if rng.random() < 0.3 and "](" in text:  # break an existing link instead
+        where = rng.random()
+        if where < 0.3 and "](" in text:  # break an existing link instead
             text = text.replace("](", "](x", 1)
+        elif where < 0.55:  # between two lines in the middle: the blocks after it move
+            lines = text.split("\n")
+            at = rng.randrange(len(lines) + 1)
+            text = "\n".join([*lines[:at], addition.strip("\n"), *lines[at:]])
         else:
             text += addition
         path.write_text(text, encoding="utf-8")
