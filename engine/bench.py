@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+BENCH_WARM_AFTER_MS = 500  # search.warmAfterMs in the language server benchmark
+
 
 def _bench_dir(workdir: Path | None) -> Path:
     """Where synthetic repositories are generated and kept between runs."""
@@ -645,7 +647,7 @@ class _StdioServer:
             if "id" in message and "method" in message:  # the server asks: answer
                 result: Any = None
                 if message["method"] == "workspace/configuration":
-                    result = [{"diagnostics": {"debounceMs": 0}}]
+                    result = [{"diagnostics": {"debounceMs": 0}, "search": {"warmAfterMs": BENCH_WARM_AFTER_MS}}]
                 self._send({"id": message["id"], "result": result})
             with self.lock:
                 if "id" in message and "method" not in message:
@@ -860,6 +862,17 @@ def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: in
                 figures["definition_during_index_p50_ms"] = round(statistics.median(during), 2)
                 figures["definition_during_index_max_ms"] = round(max(during), 2)
                 figures["definition_during_index_null"] = during_null
+            # the index is used now: after one more edit and a pause, the server has rebuilt it unasked
+            text += f"\nA broken link [x{edits}](./missing-{edits}.md).\n"  # new findings: a publish to wait for
+            sent = time.perf_counter()
+            server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 2},
+                                                     "contentChanges": [{"text": text}]})
+            server.wait_notification(
+                lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+            time.sleep(BENCH_WARM_AFTER_MS / 1000 + 2 * figures["search_after_edits_ms"] / 1000)
+            _, elapsed = server.request("workspace/executeCommand", {"command": "docbridge.search",
+                                                                     "arguments": ["invoice", 5]})
+            figures["search_after_a_pause_ms"] = round(elapsed, 1)
             figures["peak_rss_mb"] = server.peak_rss_mb()
         finally:
             server.close()

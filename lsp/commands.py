@@ -2,7 +2,8 @@
 `.render`) and workspace symbols, backed by the engine's retrieval ranking, handoffs and templates.
 
 The search index of a model state is built in a worker thread on first use (memoised on that state, shared by
-concurrent callers); other requests are answered meanwhile, and edits go on making newer states. A command
+concurrent callers); other requests are answered meanwhile, and edits go on making newer states. Once a
+folder's index was used, it is rebuilt for the newest state when edits pause (`search.warmAfterMs`). A command
 answers from the state current when it was received. While a folder's first scan runs, workspace symbols
 match the walked file paths.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from typing import Any
 
@@ -30,6 +32,8 @@ from lsp import scanning
 from lsp.folders import Folder
 from lsp.positions import path_to_uri
 from lsp.server import DocBridgeServer, safely
+
+log = logging.getLogger("docbridge.lsp")
 
 _SYMBOL_KINDS = {DOCUMENT: T.SymbolKind.File, MODULE: T.SymbolKind.Module, AREA: T.SymbolKind.Namespace,
                  PACKAGE: T.SymbolKind.Package, "intent": T.SymbolKind.Event, "change": T.SymbolKind.Event}
@@ -71,9 +75,44 @@ def _hybrid(ls: DocBridgeServer, state: ModelState, lexical: Any) -> Any:
     return hybrid_retriever_for(state, lexical, warn)
 
 
+def _keep_index_warm(ls: DocBridgeServer, folder: Folder) -> None:
+    """After a change of a folder whose search index was used: once changes pause for `search.warmAfterMs`,
+    build the newest state's index, so that the next search or workspace symbol finds it ready instead of
+    waiting for it (seconds on a large repository)."""
+    if folder.warm_timer is not None:
+        folder.warm_timer.cancel()
+        folder.warm_timer = None
+    delay = ls.settings.search_warm_after_ms
+    if delay <= 0:
+        return
+
+    def warm() -> None:
+        folder.warm_timer = None
+        state = folder.state
+        if state is None or folder.refused or state.has_view("retriever:combined") or \
+                state.revision in folder.indexing:
+            return
+        ls.spawn(_warm(ls, folder, state))
+
+    folder.warm_timer = asyncio.get_running_loop().call_later(delay / 1000, warm)
+
+
+async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
+    started = time.perf_counter()
+    try:
+        await _lexical_retriever(ls, folder, state)
+    except Exception:
+        log.exception("building the search index failed")
+        return
+    ls.log("debug", f"Doc Bridge: search index of revision {state.revision} ready in "
+                    f"{time.perf_counter() - started:.2f}s (rebuilt after edits paused)")
+
+
 async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
     """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder)."""
     from engine.retrieval.rank import Retriever
+    if folder.after_change is None:  # used once: kept ready after edits from now on
+        folder.after_change = functools.partial(_keep_index_warm, ls)
     if state.has_view("retriever:combined"):
         return state.retriever()
     task = folder.indexing.get(state.revision)

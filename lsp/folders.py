@@ -59,6 +59,8 @@ class Folder:
     runner: asyncio.Task[None] | None = None
     waiters: list[tuple[int, asyncio.Future[None]]] = field(default_factory=list)
     on_change: Callable[[Folder], None] | None = None  # called after every change to the model
+    after_change: Callable[[Folder], None] | None = None  # set once the search index is used (lsp.commands)
+    warm_timer: asyncio.TimerHandle | None = None  # the pending rebuild of that index
 
     @property
     def state(self) -> ModelState | None:
@@ -122,6 +124,8 @@ class Folder:
         self.workspace.install(state)
         if self.on_change is not None:
             self.on_change(self)
+        if self.after_change is not None:
+            self.after_change(self)
 
     def _wake(self) -> None:
         waiting = []

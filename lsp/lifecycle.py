@@ -67,6 +67,9 @@ def register(server: DocBridgeServer) -> None:
         for removed in params.event.removed:
             folder = ls.folders.remove(removed.uri)
             if folder is not None:
+                folder.after_change = None  # no index rebuilt for a folder that is gone
+                if folder.warm_timer is not None:
+                    folder.warm_timer.cancel()
                 for uri in list(folder.published):
                     ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         for added in params.event.added:

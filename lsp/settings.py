@@ -20,6 +20,8 @@ class Settings:
     code_lens: bool = True
     completion_max_items: int = 50
     log_level: str = "info"
+    # once a search index was used, it is rebuilt after this much quiet following a change (0: only on demand)
+    search_warm_after_ms: int = 2000
     approver: str | None = None  # who approves enrichment proposals (else `git config user.name`)
 
     @classmethod
@@ -43,6 +45,10 @@ class Settings:
         items = completion.get("maxItems")
         if isinstance(items, int) and not isinstance(items, bool) and 0 < items <= 10_000:
             settings.completion_max_items = items
+        search = raw.get("search") if isinstance(raw.get("search"), dict) else {}
+        warm = search.get("warmAfterMs")
+        if isinstance(warm, (int, float)) and not isinstance(warm, bool) and 0 <= warm <= 3_600_000:
+            settings.search_warm_after_ms = int(warm)
         logging_ = raw.get("log") if isinstance(raw.get("log"), dict) else {}
         if logging_.get("level") in LOG_LEVELS:
             settings.log_level = logging_["level"]

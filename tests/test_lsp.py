@@ -271,6 +271,29 @@ async def test_edits_made_while_the_search_index_builds_are_kept(tmp_path: Path)
         assert [r["id"] for r in found["results"]][:1] == ["document:docs/architecture.md"]
 
 
+async def test_a_used_search_index_is_rebuilt_when_edits_pause(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    settings = {"search": {"warmAfterMs": 50}, "log": {"level": "debug"}}
+
+    def rebuilt() -> list[str]:
+        return [m.message for m in s.client.log_messages if "rebuilt after edits paused" in m.message]
+
+    async with session(root, settings=settings) as s:
+        s.open(architecture)
+        text = architecture.read_text(encoding="utf-8")
+        s.replace_all(architecture, text + "\nNothing searched yet: wombatledger.\n")
+        await s.until(lambda: s.diagnostics(architecture) is not None)
+        await asyncio.sleep(0.3)  # six times the quiet period: an index nobody used is not built
+        assert rebuilt() == []
+        assert (await s.command("docbridge.search", "createInvoice", 3))["results"]  # used from now on
+        s.replace_all(architecture, text + "\nSee the quokkaledger.\n")
+        await s.until(lambda: len(rebuilt()) == 1)  # built before anybody asked
+        found = await s.command("docbridge.search", "quokkaledger", 5)
+        assert [r["id"] for r in found["results"]][:1] == ["document:docs/architecture.md"]
+        assert len(rebuilt()) == 1  # that search found it ready
+
+
 async def test_unknown_handoff_reference_is_an_error_with_candidates(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     async with session(root) as s:

@@ -292,6 +292,7 @@ describe('with a running server', () => {
     assert.equal(section.diagnostics.debounceMs, 200);
     assert.deepEqual(section.diagnostics.severity, {});
     assert.equal(section.completion.maxItems, 50);
+    assert.equal(section.search.warmAfterMs, 2000);
     assert.equal(section.log.level, 'info');
     const pushed = received('workspace/didChangeConfiguration');
     assert.ok(pushed.length >= 1);

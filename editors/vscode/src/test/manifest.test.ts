@@ -52,6 +52,7 @@ const CONTRACT_SETTINGS: Record<string, [string, unknown]> = {
   'docbridge.diagnostics.severity': ['object', {}],
   'docbridge.codeLens.enabled': ['boolean', true],
   'docbridge.completion.maxItems': ['number', 50],
+  'docbridge.search.warmAfterMs': ['number', 2000],
   'docbridge.log.level': ['string', 'info'],
   'docbridge.approver': ['string', ''],
   'docbridge.trace.server': ['string', 'off'],
