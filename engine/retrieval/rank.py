@@ -20,7 +20,9 @@
   a package other packages depend on, earns more; one under a test or example directory earns half. A
   directory named by its path (or its last segments) outranks the files inside it.
 - graphProximity: entries within two hops of one of the ten strongest lexical hits, scaled by that anchor's
-  share of the best lexical score. A result that only a relation surfaced earns proximity and nothing else.
+  share of the best lexical score; a strong hit that two or more other strong hits link to or import earns
+  one hop's, scaled by the second strongest of them. A result that only a relation surfaced earns proximity
+  and nothing else.
 - canonicality: 4 × ln(1 + (PageRank − floor) × entries), for lexical hits only (a tie-breaker).
 - audienceFit: +25 for documentation written for agents when the caller is an agent.
 - acceptedAgentSignals: the live accepted enrichment signal of the entry (0..1) × 30 (engine.enrich.overlay).
@@ -59,6 +61,8 @@ TYPO_SPREAD = 0.03
 # words weighs least (a translation of the page it wants is rarely the page it wants)
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
 ANCHORS = 10
+CONVERGING = 2  # strong hits that link to or import another strong hit lend it proximity
+_CONVERGING_KINDS = frozenset({"links-to", "imports", "re-exports"})
 FLOOR = 1 / 3
 DECLARED_PAGE_FACTOR = 0.8
 DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
@@ -391,6 +395,9 @@ class Retriever:
                 components["prior"] = components["aboutness"] = 1.0
             if candidate.hops:
                 components["graphProximity"] = round((30 if candidate.hops == 1 else 12) * candidate.share, 6)
+                if candidate.via is not None and candidate.via["kind"] == "converging":
+                    reasons.append(f"graphProximity {components['graphProximity']:g}: "
+                                   f"{len(candidate.via['from'])} strong matches link to or import it")
             if candidate.lexical_hit:
                 score, confidence, via = _total(components), entry.confidence, None
             else:
@@ -643,6 +650,7 @@ class Retriever:
         if best <= 0:
             return
         anchor_ids = {hit.entry for hit in anchors}
+        self._converging(candidates, anchors, best)
         for hit in anchors:
             share = hit.bm25 / best
             anchor_id = self.entries[hit.entry].id
@@ -672,6 +680,29 @@ class Retriever:
                     reached.hops, reached.share = 2, share
                     reached.via = {"kind": second_kind, "id": self.entries[neighbour].id,
                                    "confidence": weaker_confidence(confidence, second_confidence), "hops": 2}
+
+
+    def _converging(self, candidates: dict[int, _Candidate], anchors: list[Any], best: float) -> None:
+        """A strong hit that at least CONVERGING other strong hits link to or import is what they build on
+        (the guide the pages about a topic point at, the module the modules that match import): it earns
+        one hop of proximity, scaled by the weaker of the two strongest that reach it."""
+        anchor_ids = {hit.entry for hit in anchors}
+        shares = {hit.entry: hit.bm25 / best for hit in anchors}
+        reached: dict[int, list[int]] = defaultdict(list)
+        for hit in anchors:
+            for edge in self.edges_of(hit.entry):
+                if edge.direction != "out" or edge.kind not in _CONVERGING_KINDS:
+                    continue
+                other = self.index_of.get(edge.other)
+                if other is not None and other != hit.entry and other in anchor_ids and hit.entry not in reached[other]:
+                    reached[other].append(hit.entry)
+        for target, sources in reached.items():
+            if len(sources) < CONVERGING:
+                continue
+            sources.sort(key=lambda s: -shares[s])
+            candidate = candidates[target]
+            candidate.hops, candidate.share = 1, shares[sources[CONVERGING - 1]]
+            candidate.via = {"kind": "converging", "from": [self.entries[s].id for s in sources]}
 
 
 def _collapse_variants(results: list[Result], held: dict[str, set[str]]) -> list[Result]:

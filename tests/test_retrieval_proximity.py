@@ -1,0 +1,89 @@
+"""graphProximity: what the strongest lexical hits are linked to. Beside the entries one or two hops from a
+strong hit, a strong hit that two or more other strong hits link to or import is what they build on (the
+guide the pages about a topic point at, the module the matching modules import) and earns one hop's credit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import make_repo
+
+from engine.retrieval.rank import Retriever
+from engine.workspace import Workspace
+
+PAGE = "# {title}\n\nWidgets are rendered in frames. {text}\n"
+FILES: dict[str, str] = {
+    "package.json": json.dumps({"name": "proximity", "private": True}),
+    # two pages about widgets link to the widget guide; a page as much about widgets is linked by nobody
+    "docs/widgets/layout.md": PAGE.format(title="Widget layout", text="See [the guide](../widget-guide.md)."),
+    "docs/widgets/styling.md": PAGE.format(title="Widget styling", text="See [the guide](../widget-guide.md)."),
+    "docs/widget-guide.md": PAGE.format(title="Widget guide", text="Frames hold widgets."),
+    "docs/widget-notes.md": PAGE.format(title="Widget notes", text="Frames hold widgets."),
+    # one page links to the gadget guide: one strong match is not a convergence
+    "docs/gadgets/layout.md": "# Gadget layout\n\nGadgets sit in trays. See [the guide](../gadget-guide.md).\n",
+    "docs/gadgets/styling.md": "# Gadget styling\n\nGadgets sit in trays.\n",
+    "docs/gadget-guide.md": "# Gadget guide\n\nTrays hold gadgets.\n",
+    "docs/gadget-notes.md": "# Gadget notes\n\nTrays hold gadgets.\n",
+    # two modules about parsing import the tokenizer; another module about parsing is imported by nobody
+    "src/parse/expression.ts": "import { tokenize } from './tokens'\n/** Parses an expression. */\n"
+                               "export function parseExpression() { return tokenize() }\n",
+    "src/parse/statement.ts": "import { tokenize } from './tokens'\n/** Parses a statement. */\n"
+                              "export function parseStatement() { return tokenize() }\n",
+    "src/parse/tokens.ts": "/** Splits parse input into tokens. */\nexport function tokenize() { return [] }\n",
+    "src/parse/spans.ts": "/** Keeps parse spans for tokens. */\nexport function spanOf() { return [] }\n",
+}
+
+
+@pytest.fixture(scope="module")
+def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
+    root = make_repo(tmp_path_factory.mktemp("proximity"), FILES)
+    workspace = Workspace(root, use_cache=False)
+    workspace.scan()
+    return workspace.retriever()  # type: ignore[no-any-return]
+
+
+def by_id(results: list, entry_id: str):  # type: ignore[no-untyped-def]
+    return next(r for r in results if r.entry.id == entry_id)
+
+
+def converging(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [r for r in result.reasons if r.startswith("graphProximity") and "strong matches" in r]
+
+
+def test_a_page_two_strong_matches_link_to_earns_proximity(retriever: Retriever) -> None:
+    results = retriever.search("widget frames")
+    guide = by_id(results, "document:docs/widget-guide.md")
+    notes = by_id(results, "document:docs/widget-notes.md")
+    # the same words, the same length: only the links tell them apart
+    assert guide.components["lexical"] == pytest.approx(notes.components["lexical"])
+    assert guide.components["graphProximity"] > 0
+    assert converging(guide) == [f"graphProximity {guide.components['graphProximity']:g}: "
+                                 "2 strong matches link to or import it"]
+    assert notes.components["graphProximity"] == 0 and not converging(notes)
+    assert results.index(guide) < results.index(notes)
+    # the pages that link are not lifted by the page they link to
+    assert not converging(by_id(results, "document:docs/widgets/layout.md"))
+
+
+def test_one_strong_match_linking_is_not_a_convergence(retriever: Retriever) -> None:
+    results = retriever.search("gadget trays")
+    guide = by_id(results, "document:docs/gadget-guide.md")
+    assert not converging(guide)
+    assert guide.components["graphProximity"] == 0
+
+
+def test_a_module_two_strong_matches_import_earns_proximity(retriever: Retriever) -> None:
+    results = retriever.search("parse tokens")
+    tokens = by_id(results, "module:src/parse/tokens.ts")
+    assert converging(tokens) and tokens.components["graphProximity"] > 0
+    assert not converging(by_id(results, "module:src/parse/spans.ts"))
+
+
+def test_proximity_credit_is_scaled_by_the_second_strongest_that_reaches_it(retriever: Retriever) -> None:
+    hits = retriever.lexical.search([t for t in retriever.search("widget frames")[0].terms], 10)
+    best = max(h.bm25 for h in hits)
+    share = {retriever.entries[h.entry].id: h.bm25 / best for h in hits}
+    linking = sorted((share["document:docs/widgets/layout.md"], share["document:docs/widgets/styling.md"]))
+    guide = by_id(retriever.search("widget frames"), "document:docs/widget-guide.md")
+    assert guide.components["graphProximity"] == pytest.approx(30 * linking[0], abs=1e-5)
