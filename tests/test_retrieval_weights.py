@@ -37,6 +37,10 @@ FILES: dict[str, str] = {
     "test/fixtures/reporters/custom.ts": "/** A custom reporter for the reporter tests. */\n"
                                          "export class CustomReporter {}\n",
     "test/fixtures/reporters/other.ts": "/** Another custom reporter. */\nexport class OtherReporter {}\n",
+    # test implementations of reporters, in a folder named after the word "implemented" reads as
+    "test/e2e/implementations/custom-reporter.ts": "/** A reporter implementation: implements the reporter "
+                                                   "interface. */\nexport class CustomReporter {}\n",
+    "test/e2e/implementations/json-reporter.ts": "/** Implements a reporter. */\nexport class JsonReporter {}\n",
     # a package whose manager module says what the question says, more often than the package's name does
     "packages/snapshot/package.json": json.dumps({"name": "@acme/snapshot"}),
     "packages/snapshot/src/manager.ts": "/** Manages snapshots: the snapshot manager reads, writes and manages "
@@ -123,6 +127,17 @@ def test_a_unit_under_a_test_directory_earns_half_for_its_name(retriever: Retrie
     named = next(r for r in fixture.reasons if r.startswith("exactId +"))
     assert "(×0.5)" in named
     assert fixture.components["exactId"] == pytest.approx(results[0].components["exactId"] / 2, rel=0.01)
+
+
+def test_implemented_in_a_where_which_or_how_question_is_a_routing_word(retriever: Retriever) -> None:
+    results = retriever.search("where are the reporters implemented")
+    # "implemented" says the answer is code; matched as text it would find whatever says "implementation"
+    assert "implement" not in results[0].terms
+    assert results[0].entry.id == "directory:packages/runner/src/reporters"
+    assert "implement" not in retriever.search("how is the snapshot manager implemented")[0].terms
+    assert "implement" not in retriever.search("which package implements snapshots")[0].terms
+    # outside such a question it is a word like any other
+    assert "implement" in retriever.search("reporter implementations")[0].terms
 
 
 def test_a_question_that_asks_for_a_package_lowers_files(retriever: Retriever) -> None:

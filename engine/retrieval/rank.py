@@ -86,6 +86,12 @@ _ROUTING_WORDS = frozenset(
     "areas where change changes changing edit edits editing modify update handoff start package packages module "
     "modules dono donos responsavel responsaveis onde mudar alterar editar modificar pacote pacotes modulo "
     "modulos equipe time".split())
+# In a where/which/how question, "implemented" says the answer is code, not what it is about ("where are the
+# reporters implemented", "which package implements spies"): a routing word too.
+_IMPLEMENT_WORDS = frozenset(
+    "implement implements implemented implementing implementation implementations implementado implementada "
+    "implementados implementadas implementa implementacao".split())
+_ASKING = re.compile(r"^(where|which|how|onde|qual|quais|como)\b", re.I)
 # "how does X decide…", "how are X batched", "where is X implemented": the mechanism, which modules hold,
 # rather than a task a guide walks through ("how do I…", "how to…", "how is X configured")
 _MECHANISM = (r"(implement\w*|defin(e|es|ed)|declar\w*|comput\w*|calculat\w*|decid\w*|detect\w*|determin\w*|"
@@ -295,13 +301,14 @@ class Retriever:
         readings = [] if shape_module else translations(query)
         want_ownership = bool(_PACKAGE_INTENT.search(query) or _ROUTING_QUESTION.search(stripped))
         routing: set[str] = set()
-        if want_ownership:
-            routing = set(tokens(" ".join(w for w in words if fold(w) in _ROUTING_WORDS)))
+        if want_ownership or _ASKING.match(stripped):
+            routing_words = (_ROUTING_WORDS | _IMPLEMENT_WORDS) if want_ownership else _IMPLEMENT_WORDS
+            routing = set(tokens(" ".join(w for w in words if fold(w) in routing_words)))
             if any(t not in routing for t in terms):
                 # the words that make it a routing question set the priors and are not matched as text, and
                 # neither are their readings (`change`: `mudança`, `package`: `pacote`)
                 readings = [r for r in readings
-                            if not all(fold(w) in _ROUTING_WORDS for w in raw_tokens(r.source))]
+                            if not all(fold(w) in routing_words for w in raw_tokens(r.source))]
         translated = {r.source: r.target for r in readings}
         protected = set(tokens(" ".join(translated)))  # words the glossary knows are not typos
         added: dict[str, float] = {}
@@ -312,7 +319,7 @@ class Retriever:
             for token in targets:
                 added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
         extra = list(added)
-        if want_ownership:
+        if routing:
             content = [t for t in terms if t not in routing]
             terms = content or terms
             extra = [t for t in extra if t not in routing]
