@@ -10,7 +10,7 @@ import pytest
 from conftest import make_repo
 
 from engine.lexicon import tokens, translations
-from engine.retrieval.rank import READING_BOOST, TITLED, Retriever
+from engine.retrieval.rank import COMPOUND, READING_BOOST, TITLED, Retriever
 from engine.workspace import Workspace
 
 FILES: dict[str, str] = {
@@ -65,6 +65,14 @@ FILES: dict[str, str] = {
         f"{name} them.\n\n" for name in ("retry", "bail", "repeat", "isolate", "sequence")),
     "docs/guide/retry-failing.md": "# Retry failing tests\n\nA flaky test can be run again before it counts as "
                                    "failed.\n",
+    # a name written as one word, said as two: a file named after it, a class declared in a file that is not
+    "packages/runner/src/sequencers/RandomSequencer.ts": "import { BaseSequencer } from './BaseSequencer'\n"
+                                                         "export class RandomSequencer extends BaseSequencer {}\n",
+    "packages/runner/src/sequencers/BaseSequencer.ts": "/** Sorts test files. */\nexport class BaseSequencer {}\n",
+    "docs/config/sequence.md": "# sequence\n\n## sequence.shuffle\n\nShuffles files in a random order "
+                               "(the random sequencer).\n",
+    "packages/runner/src/mock/clock.ts": "/** A clock. */\nexport class FakeTimers {\n  advance(): void {}\n}\n",
+    "docs/guide/clock.md": "# Clock\n\nFake timers, timers that are fake: a fake clock advances fake timers.\n",
 }
 
 
@@ -177,3 +185,18 @@ def test_a_sentence_about_what_a_page_is_called_ranks_it_before_sections_that_me
     assert any(r.startswith("aboutness +") and "title or path holds" in r for r in results[0].reasons)
     options = by_id(results, "document:docs/config/options.md")
     assert not any(r.startswith("aboutness +") for r in options.reasons)
+
+
+def test_two_adjacent_words_that_spell_a_file_or_a_declared_name_name_it(retriever: Retriever) -> None:
+    results = retriever.search("how does the random sequencer shuffle files")
+    module = by_id(results, "module:packages/runner/src/sequencers/RandomSequencer.ts")
+    assert f"exactPath +{COMPOUND}: two adjacent query words spell its file name" in module.reasons
+    assert module.components["exactPath"] == COMPOUND
+    page = by_id(results, "document:docs/config/sequence.md")
+    assert page.components["exactPath"] == 0
+    results = retriever.search("fake timers advance")
+    clock = by_id(results, "module:packages/runner/src/mock/clock.ts")
+    assert f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares (faketimers)" in clock.reasons
+    # words that are not adjacent do not spell it
+    clock = by_id(retriever.search("timers that are fake"), "module:packages/runner/src/mock/clock.ts")
+    assert clock.components["exactSymbol"] == 0

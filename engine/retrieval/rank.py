@@ -15,10 +15,11 @@
   whole token and its parts share one word's weight), + 0.3 × the share found in the title or path alone
   when that is at least half, for a sentence (three or more words, not a routing question).
 - exactId / exactPath / exactSymbol: the query names the thing. Per-word identity applies to queries of at
-  most two words: a sentence does not name a thing by containing one of its words. A re-exporting barrel
-  earns less for a symbol than the module that declares it; a declaration on a package's public surface, in
-  a package other packages depend on, earns more; one under a test or example directory earns half. A
-  directory named by its path (or its last segments) outranks the files inside it.
+  most two words: a sentence does not name a thing by containing one of its words; two adjacent words that
+  together spell a file name or a declared name ("random sequencer": RandomSequencer.ts) earn COMPOUND. A
+  re-exporting barrel earns less for a symbol than the module that declares it; a declaration on a package's
+  public surface, in a package other packages depend on, earns more; one under a test or example directory
+  earns half. A directory named by its path (or its last segments) outranks the files inside it.
 - graphProximity: entries within two hops of one of the ten strongest lexical hits, scaled by that anchor's
   share of the best lexical score; a strong hit that two or more other strong hits link to or import earns
   one hop's, scaled by the second strongest of them. A result that only a relation surfaced earns proximity
@@ -42,6 +43,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 from engine.graph import canonicality_boost
@@ -70,6 +72,7 @@ DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 TITLED = 0.3  # aboutness added for a title or path that holds the query's weight, for a sentence
 TITLED_SHARE = 0.5  # ...when it holds at least this share of it
 UNIT_NAMED = 160  # exactId for a unit whose name carries all of a routing question's weight
+COMPOUND = 60  # two adjacent query words that together spell a file name or a declared name
 
 _PACKAGE_INTENT = re.compile(
     r"\b(package|pkg|edit|change|where|owns?|ownership|owners?|handoff|start|responsible|maintainers?)\b"
@@ -185,6 +188,7 @@ class _QueryShape:
     declared: bool = False  # one word that a module outside tests and examples declares and exports
     term_count: int = 0
     sentence: bool = False  # three or more words that are not stopwords
+    compounds: frozenset[str] = frozenset()  # two adjacent words written as one name ("random sequencer")
 
 
 @dataclass(slots=True)
@@ -330,7 +334,8 @@ class Retriever:
             shape_module=shape_module, implementation=bool(_IMPLEMENTATION.search(stripped)),
             peripheral=any(fold(w) in _PERIPHERAL_WORDS for w in words),
             identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)),
-            kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())))
+            kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())),
+            compounds=_compounds(words))
 
         terms, boosts, corrected = self._tolerate_typos(terms, protected)
         for token in extra:
@@ -585,6 +590,18 @@ class Retriever:
                     self._declaration(components, entry, reasons, 0.5)
                 elif token in symbols:
                     components["exactSymbol"] += 30
+        if shape.compounds:
+            # "random sequencer" names RandomSequencer.ts, "fake timers" the fakeTimers a module declares: a
+            # name written as one word is said as two
+            if base is not None and _squash(base) in shape.compounds:
+                components["exactPath"] += COMPOUND
+                reasons.append(f"exactPath +{COMPOUND}: two adjacent query words spell its file name")
+            else:
+                spelled = sorted(shape.compounds & declared)
+                if spelled:
+                    components["exactSymbol"] += COMPOUND
+                    reasons.append(f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares "
+                                   f"({spelled[0]})")
         if entry.surface == "peripheral" and not shape.peripheral and path != whole:
             named = [k for k in ("exactId", "exactPath", "exactSymbol") if components[k]]
             if named:
@@ -758,6 +775,23 @@ def _word_shares(words: list[str], corrected: dict[str, str]) -> dict[str, float
             token = corrected.get(token, token)
             shares[token] = max(shares.get(token, 0.0), 1 / len(expanded))
     return shares
+
+
+def _compounds(words: list[str]) -> frozenset[str]:
+    """Each two adjacent words of the query, neither a stopword, written as one name (the second also
+    singular): `random sequencer` -> randomsequencer, `fake timers` -> faketimers and faketimer."""
+    folded = [fold(w) for w in words]
+    found: set[str] = set()
+    for first, second in pairwise(folded):
+        if first in STOPWORDS or second in STOPWORDS or not first.isalnum() or not second.isalnum() \
+                or len(first) < 2 or len(second) < 2:
+            continue
+        found.update((first + second, first + singularize(second)))
+    return frozenset(found)
+
+
+def _squash(name: str) -> str:
+    return name.replace("-", "").replace("_", "")
 
 
 def _total(components: dict[str, float]) -> float:
