@@ -416,11 +416,11 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
     enable(root)
     baseline = docbridge_json("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     assert baseline["without"]["hitAt3"] == baseline["with"]["hitAt3"]
-    # "documentation" finds the documentation index first; the storage, auth and API pages follow within 30
-    # points (the most a signal adds): strong hints on the three push the index out of the top 3
+    # "documentation" finds the documentation index first; the configuration, storage and auth pages follow
+    # within 30 points (the most a signal adds): strong hints on the three push the index out of the top 3
     hints = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
               "evidence": [{"source": "snapshot", "path": e.split(":", 1)[1], "lineStart": 1, "lineEnd": 1}]}
-             for e in (STORAGE, "document:docs/auth.md", "document:docs/api.md")]
+             for e in (CONFIGURATION, STORAGE, "document:docs/auth.md")]
     run_script(root, hints)
     result = docbridge("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     delta = json.loads(result.stdout)
