@@ -228,6 +228,29 @@ def test_documentation_site_links_resolve_the_way_the_site_serves_them(tmp_path:
     assert found == {("LINK_BROKEN", "docs/blog/post.md", 6), ("LINK_ANCHOR_MISSING", "docs/blog/post.md", 6)}
 
 
+def test_a_link_to_a_folder_a_documentation_site_serves_as_its_index_page_links_to_that_page(
+        tmp_path: Path) -> None:
+    from engine.workspace import Workspace
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "site"}',
+        "docs/guide/browser/index.md": "# Browser Mode\n\n## Headless\n\nText.\n",
+        "docs/guide/browser/why.md": "# Why\n\nText.\n",
+        "docs/guide/plain/a.md": "# A\n\nText.\n",
+        "docs/guide/plain/b.md": "# B\n\nText.\n",
+        "docs/config/enabled.md": ("# Enabled\n\nRun in [Browser Mode](/guide/browser/), "
+                                   "[headless](/guide/browser/#headless)\n"
+                                   "or [gone](/guide/browser/#gone); see [plain](/guide/plain/).\n"),
+    })
+    # the folder's page holds the anchors: a missing one is found; a folder without index.md stays a folder
+    found = {(code, path, line) for code, path, line in findings_of(root) if path == "docs/config/enabled.md"}
+    assert found == {("LINK_ANCHOR_MISSING", "docs/config/enabled.md", 4)}
+    workspace = Workspace(root, use_cache=False)
+    workspace.scan()
+    links = {(r.source, r.target) for r in workspace.snapshot().relations if r.kind == "links-to"}
+    assert ("document:docs/config/enabled.md", "document:docs/guide/browser/index.md") in links
+    assert not any(target.startswith("document:docs/guide/plain") for _, target in links)
+
+
 def test_links_to_explicit_heading_ids_resolve(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {
         "package.json": '{"name": "site"}',

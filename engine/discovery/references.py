@@ -314,8 +314,13 @@ class _DocumentResolver:
 
     def probe(self, target: str) -> tuple[str, str | None]:
         """A link target as written, else the Markdown source a documentation site publishes it from:
-        `guide` or `guide.html` -> `guide.md`."""
+        `guide` or `guide.html` -> `guide.md`, a folder `guide/` that holds an index.md -> `guide/index.md`."""
         kind = self.u.path_kind(target, self.deps) if target else None
+        if kind == "directory":
+            # a documentation site serves a folder (`/guide/browser/`) as the page in it named index.md
+            index = f"{target}/index.md"
+            if self.u.path_kind(index, self.deps) == DOCUMENT:
+                return index, DOCUMENT
         if kind is not None or not target or target.lower().endswith((".md", ".markdown")):
             return target, kind
         source = (target[:-5] if target.lower().endswith(".html") else target) + ".md"

@@ -5,6 +5,6 @@ markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 MARKDOWN = "1.2.2"
 TYPESCRIPT = "1.2.0"
 MANIFESTS = "1.0.1"
-RESOLVER = "1.3.0"
+RESOLVER = "1.3.1"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}
