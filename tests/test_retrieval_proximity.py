@@ -32,6 +32,17 @@ FILES: dict[str, str] = {
                               "export function parseStatement() { return tokenize() }\n",
     "src/parse/tokens.ts": "/** Splits parse input into tokens. */\nexport function tokenize() { return [] }\n",
     "src/parse/spans.ts": "/** Keeps parse spans for tokens. */\nexport function spanOf() { return [] }\n",
+    # two tests about lexing import the lexer; two modules about lexing import the cursor
+    "test/lex/lex-numbers.test.ts": "import { lex } from '../../src/lex/lexer'\n/** Lex numbers. */\n"
+                                    "export function lexNumbersTest() { return lex() }\n",
+    "test/lex/lex-strings.test.ts": "import { lex } from '../../src/lex/lexer'\n/** Lex strings. */\n"
+                                    "export function lexStringsTest() { return lex() }\n",
+    "src/lex/lexer.ts": "/** Lex input. */\nexport function lex() { return [] }\n",
+    "src/lex/cursor.ts": "/** A lex cursor. */\nexport function cursor() { return 0 }\n",
+    "src/lex/lex-numbers.ts": "import { cursor } from './cursor'\n/** Lex numbers. */\n"
+                              "export function lexNumbers() { return cursor() }\n",
+    "src/lex/lex-strings.ts": "import { cursor } from './cursor'\n/** Lex strings. */\n"
+                              "export function lexStrings() { return cursor() }\n",
 }
 
 
@@ -87,3 +98,9 @@ def test_proximity_credit_is_scaled_by_the_second_strongest_that_reaches_it(retr
     linking = sorted((share["document:docs/widgets/layout.md"], share["document:docs/widgets/styling.md"]))
     guide = by_id(retriever.search("widget frames"), "document:docs/widget-guide.md")
     assert guide.components["graphProximity"] == pytest.approx(30 * linking[0], abs=1e-5)
+
+
+def test_tests_that_import_a_module_are_no_convergence(retriever: Retriever) -> None:
+    results = retriever.search("lex")
+    assert converging(by_id(results, "module:src/lex/cursor.ts"))
+    assert not converging(by_id(results, "module:src/lex/lexer.ts"))

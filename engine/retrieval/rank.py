@@ -395,7 +395,8 @@ class Retriever:
         # pass 2: proximity to the strongest hits; an entry only a relation surfaces can earn at most 30, so
         # when that cannot reach the floor it is not even considered
         new_entries = floor <= 0 or best_base * floor <= 30
-        self._proximity(candidates, hits[:ANCHORS], max((h.bm25 for h in hits), default=0.0), new_entries)
+        self._proximity(candidates, hits[:ANCHORS], max((h.bm25 for h in hits), default=0.0), new_entries,
+                        shape.peripheral)
 
         results = []
         for candidate in candidates.values():
@@ -668,13 +669,13 @@ class Retriever:
             reasons.append(f"exactSymbol +{bonus:g}: declared in a package {dependents} other packages depend on")
 
     def _proximity(self, candidates: dict[int, _Candidate], anchors: list[Any], best: float,
-                   new_entries: bool = True) -> None:
+                   new_entries: bool = True, peripheral: bool = False) -> None:
         """Lift entries within two hops of the strongest lexical hits (first reach at the lowest hop wins).
         With `new_entries` false only entries that are already candidates are lifted."""
         if best <= 0:
             return
         anchor_ids = {hit.entry for hit in anchors}
-        self._converging(candidates, anchors, best)
+        self._converging(candidates, anchors, best, peripheral)
         for hit in anchors:
             share = hit.bm25 / best
             anchor_id = self.entries[hit.entry].id
@@ -706,14 +707,19 @@ class Retriever:
                                    "confidence": weaker_confidence(confidence, second_confidence), "hops": 2}
 
 
-    def _converging(self, candidates: dict[int, _Candidate], anchors: list[Any], best: float) -> None:
+    def _converging(self, candidates: dict[int, _Candidate], anchors: list[Any], best: float,
+                    peripheral: bool = False) -> None:
         """A strong hit that at least CONVERGING other strong hits link to or import is what they build on
         (the guide the pages about a topic point at, the module the modules that match import): it earns
-        one hop of proximity, scaled by the weaker of the two strongest that reach it."""
+        one hop of proximity, scaled by the weaker of the two strongest that reach it. A hit under a test,
+        fixture, example or playground directory is no such source (a test imports what it tests), unless the
+        query asks for those."""
         anchor_ids = {hit.entry for hit in anchors}
         shares = {hit.entry: hit.bm25 / best for hit in anchors}
         reached: dict[int, list[int]] = defaultdict(list)
         for hit in anchors:
+            if self.entries[hit.entry].surface == "peripheral" and not peripheral:
+                continue  # a test imports what it tests: that says nothing about what the code builds on
             for edge in self.edges_of(hit.entry):
                 if edge.direction != "out" or edge.kind not in _CONVERGING_KINDS:
                     continue
