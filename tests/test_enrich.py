@@ -397,7 +397,7 @@ def test_check_results_do_not_change_and_check_enrich_labels_overlay_findings(tm
 
 SUITE = {"version": 1, "name": "overlay", "cases": [
     {"id": "alias", "input": "persistence-layer", "expected": {"anyOf": [STORAGE]}},
-    {"id": "index", "input": "documentation", "expected": {"anyOf": ["document:docs/README.md"]}},
+    {"id": "route", "input": "where do I change checkout", "expected": {"anyOf": ["area:src/orders"]}},
 ]}
 
 
@@ -416,15 +416,16 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
     enable(root)
     baseline = docbridge_json("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     assert baseline["without"]["hitAt3"] == baseline["with"]["hitAt3"]
-    # "documentation" finds the documentation index first; the configuration, storage and auth pages follow
-    # within 30 points (the most a signal adds): strong hints on the three push the index out of the top 3
+    # "where do I change checkout" finds the orders area first; the checkout module and the architecture and
+    # orders pages follow within 30 points (the most a signal adds): strong hints on the three push the area
+    # out of the top 3
     hints = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
               "evidence": [{"source": "snapshot", "path": e.split(":", 1)[1], "lineStart": 1, "lineEnd": 1}]}
-             for e in (CONFIGURATION, STORAGE, "document:docs/auth.md")]
+             for e in ("module:src/orders/checkout.ts", "document:docs/architecture.md", "document:docs/orders.md")]
     run_script(root, hints)
     result = docbridge("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     delta = json.loads(result.stdout)
-    assert result.returncode == 1 and delta["lost"] == ["index"] and delta["hitAt3Dropped"] is True
+    assert result.returncode == 1 and delta["lost"] == ["route"] and delta["hitAt3Dropped"] is True
 
 
 def test_fixture_agent_has_no_engine_import() -> None:

@@ -9,6 +9,7 @@ import json
 import pytest
 from conftest import make_repo
 
+from engine.retrieval import rank
 from engine.retrieval.rank import Retriever
 from engine.workspace import Workspace
 
@@ -43,6 +44,10 @@ FILES: dict[str, str] = {
                               "export function lexNumbers() { return cursor() }\n",
     "src/lex/lex-strings.ts": "import { cursor } from './cursor'\n/** Lex strings. */\n"
                               "export function lexStrings() { return cursor() }\n",
+    # a guide about sketching links to two pages that say a little less about it
+    "docs/sketch/guide.md": "# Guide\n\nSketch shapes with a pen: sketch. See [notes](notes.md), [more](more.md).\n",
+    "docs/sketch/notes.md": "# Notes\n\nSketch shapes with a pen, then ink them.\n",
+    "docs/sketch/more.md": "# More\n\nSketch shapes with a pen, then colour them.\n",
 }
 
 
@@ -104,3 +109,17 @@ def test_tests_that_import_a_module_are_no_convergence(retriever: Retriever) -> 
     results = retriever.search("lex")
     assert converging(by_id(results, "module:src/lex/cursor.ts"))
     assert not converging(by_id(results, "module:src/lex/lexer.ts"))
+
+
+def test_proximity_does_not_lift_an_entry_past_the_strong_hit_it_comes_from(
+        retriever: Retriever, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank, "ANCHORS", 1)  # one strong hit lends: the page with the most of the query
+    results = retriever.search("sketching shapes with a pen")
+    lender = results[0]
+    assert lender.entry.id == "document:docs/sketch/more.md"
+    # the guide it links from would pass it with a full hop of proximity; it is held just below it
+    guide = by_id(results, "document:docs/sketch/guide.md")
+    base = guide.score - guide.components["graphProximity"]
+    assert base + 30 > lender.score > guide.score == pytest.approx(lender.score - rank.LENT_MARGIN)
+    assert f"graphProximity {guide.components['graphProximity']:g}: not past document:docs/sketch/more.md, " \
+           "the strong match it comes from" in guide.reasons

@@ -21,9 +21,9 @@
   public surface, in a package other packages depend on, earns more; one under a test or example directory
   earns half. A directory named by its path (or its last segments) outranks the files inside it.
 - graphProximity: entries within two hops of one of the ten strongest lexical hits, scaled by that anchor's
-  share of the best lexical score; a strong hit that two or more other strong hits link to or import earns
-  one hop's, scaled by the second strongest of them. A result that only a relation surfaced earns proximity
-  and nothing else.
+  share of the best lexical score, never past that anchor (unless the query names the entry); a strong hit
+  that two or more other strong hits link to or import earns one hop's, scaled by the second strongest of
+  them. A result that only a relation surfaced earns proximity and nothing else.
 - canonicality: 4 × ln(1 + (PageRank − floor) × entries), for lexical hits only (a tie-breaker).
 - audienceFit: +25 for documentation written for agents when the caller is an agent.
 - acceptedAgentSignals: the live accepted enrichment signal of the entry (0..1) × 30 (engine.enrich.overlay).
@@ -63,6 +63,7 @@ TYPO_SPREAD = 0.03
 # words weighs least (a translation of the page it wants is rarely the page it wants)
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
 ANCHORS = 10
+LENT_MARGIN = 0.01  # an entry lifted by a strong hit's proximity stays this far below it
 CONVERGING = 2  # strong hits that link to or import another strong hit lend it proximity
 _CONVERGING_KINDS = frozenset({"links-to", "imports", "re-exports"})
 FLOOR = 1 / 3
@@ -199,6 +200,7 @@ class _Candidate:
     hops: int = 0
     via: dict[str, Any] | None = None
     share: float = 0.0
+    anchor: int = -1  # the strong hit whose proximity it has (-1: none, or several)
 
 
 @dataclass(slots=True)
@@ -398,6 +400,13 @@ class Retriever:
         self._proximity(candidates, hits[:ANCHORS], max((h.bm25 for h in hits), default=0.0), new_entries,
                         shape.peripheral)
 
+        # the strong hits' own scores (with what they earn from each other): what they lend to their
+        # neighbours never lifts a neighbour past them
+        lenders: dict[int, float] = {}
+        for hit in hits[:ANCHORS]:
+            candidate = candidates[hit.entry]
+            lent = round((30 if candidate.hops == 1 else 12) * candidate.share, 6) if candidate.hops else 0.0
+            lenders[hit.entry] = _total(scored[hit.entry][0]) + lent
         results = []
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
@@ -407,7 +416,18 @@ class Retriever:
                 components, matched, reasons = dict.fromkeys(COMPONENTS, 0.0), {}, []
                 components["prior"] = components["aboutness"] = 1.0
             if candidate.hops:
-                components["graphProximity"] = round((30 if candidate.hops == 1 else 12) * candidate.share, 6)
+                proximity = round((30 if candidate.hops == 1 else 12) * candidate.share, 6)
+                lender = lenders.get(candidate.anchor)
+                named = components["exactId"] or components["exactPath"] or components["exactSymbol"]
+                if lender is not None and not named:
+                    # proximity is relevance borrowed from a strong hit: it does not lift an entry past it (an
+                    # entry the query names stands on that)
+                    room = max(0.0, round(lender - _total(components) - LENT_MARGIN, 6))
+                    if room < proximity:
+                        proximity = room
+                        reasons.append(f"graphProximity {room:g}: not past {self.entries[candidate.anchor].id}, "
+                                       "the strong match it comes from")
+                components["graphProximity"] = proximity
                 if candidate.via is not None and candidate.via["kind"] == "converging":
                     reasons.append(f"graphProximity {components['graphProximity']:g}: "
                                    f"{len(candidate.via['from'])} strong matches link to or import it")
@@ -690,7 +710,7 @@ class Retriever:
                         candidate = candidates.setdefault(neighbour, _Candidate(neighbour))
                 if candidate.hops == 1:
                     continue
-                candidate.hops, candidate.share = 1, share
+                candidate.hops, candidate.share, candidate.anchor = 1, share, hit.entry
                 candidate.via = {"kind": kind, "id": anchor_id, "confidence": confidence, "hops": 1}
                 for second, second_kind, second_confidence in self.adjacency(neighbour):
                     if second in anchor_ids or second == hit.entry:
@@ -702,7 +722,7 @@ class Retriever:
                         reached = candidates.setdefault(second, _Candidate(second))
                     if reached.hops:
                         continue
-                    reached.hops, reached.share = 2, share
+                    reached.hops, reached.share, reached.anchor = 2, share, hit.entry
                     reached.via = {"kind": second_kind, "id": self.entries[neighbour].id,
                                    "confidence": weaker_confidence(confidence, second_confidence), "hops": 2}
 
