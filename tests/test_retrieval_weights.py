@@ -200,3 +200,13 @@ def test_two_adjacent_words_that_spell_a_file_or_a_declared_name_name_it(retriev
     # words that are not adjacent do not spell it
     clock = by_id(retriever.search("timers that are fake"), "module:packages/runner/src/mock/clock.ts")
     assert clock.components["exactSymbol"] == 0
+
+
+def test_where_something_is_written_asks_for_the_code_that_writes_it(retriever: Retriever) -> None:
+    # "written" names a mechanism, as "generated" or "serialized" do: modules that declare code are raised
+    results = retriever.search("where are snapshots written")
+    port = by_id(results, "module:packages/snapshot/src/port.ts")
+    assert "prior ×1.3: a module that declares code, for a question about how something is implemented" in port.reasons
+    # a task is not a mechanism
+    task = retriever.search("how do I write snapshots")
+    assert not any("how something is implemented" in reason for r in task for reason in r.reasons)

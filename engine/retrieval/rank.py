@@ -100,7 +100,7 @@ _ASKING = re.compile(r"^(where|which|how|onde|qual|quais|como)\b", re.I)
 # rather than a task a guide walks through ("how do I…", "how to…", "how is X configured")
 _MECHANISM = (r"(implement\w*|defin(e|es|ed)|declar\w*|comput\w*|calculat\w*|decid\w*|detect\w*|determin\w*|"
               r"dispatch\w*|pars(e|es|ed|ing)|resolv\w*|propagat\w*|schedul\w*|batch\w*|hash(es|ed|ing)?|"
-              r"serializ\w*|escap\w*|shuffl\w*|split\w*|track\w*|generat\w*|garbage)")
+              r"serializ\w*|escap\w*|shuffl\w*|split\w*|track\w*|generat\w*|garbage|writ(e|es|ten|ing)|rewrit\w*)")
 _IMPLEMENTATION = re.compile(
     r"^(how|where|when)\s+(does|do|did)\s+(?!(i|we|you|one)\b)"
     rf"|^(how|where|when)\s+(is|are|was|were)\s+.*\b{_MECHANISM}\b"
