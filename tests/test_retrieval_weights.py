@@ -210,3 +210,10 @@ def test_where_something_is_written_asks_for_the_code_that_writes_it(retriever: 
     # a task is not a mechanism
     task = retriever.search("how do I write snapshots")
     assert not any("how something is implemented" in reason for r in task for reason in r.reasons)
+
+
+def test_a_module_is_not_about_modules_for_being_one(retriever: Retriever) -> None:
+    # the word is a topic (mocking modules, the module graph), not the kind every source file is: a module
+    # matches "module" only when its text says it
+    assert not any(r.entry.kind == "module" for r in retriever.search("module", floor=0))
+    assert retriever.search("how do I mock a module")[0].entry.id == "document:docs/guide/mocking/modules.md"

@@ -45,7 +45,7 @@ from engine.model import (
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
 
-PROJECTION_VERSION = 3
+PROJECTION_VERSION = 4
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -297,7 +297,8 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             "headings": _limit(" ".join(headings), "headings"),
             "symbols": _limit(" ".join(symbols[:256]), "symbols"),
             "path": _limit(entity.path, "path"),
-            "aliases": _limit(" ".join(aliases + tags), "aliases"),
+            # every source file is a module: the word says nothing about one, and is a topic of code and pages
+            "aliases": _limit(" ".join(aliases + (tags[1:] if entity.kind == MODULE else tags)), "aliases"),
             "summary": _limit(summary or "", "summary"),
             "body": _limit(body, "body"),
         }
