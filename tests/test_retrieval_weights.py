@@ -217,3 +217,15 @@ def test_a_module_is_not_about_modules_for_being_one(retriever: Retriever) -> No
     # matches "module" only when its text says it
     assert not any(r.entry.kind == "module" for r in retriever.search("module", floor=0))
     assert retriever.search("how do I mock a module")[0].entry.id == "document:docs/guide/mocking/modules.md"
+
+
+def test_a_question_that_asks_how_to_do_something_raises_pages(retriever: Retriever) -> None:
+    task = "prior ×1.2: a page, for a question that asks how to do something"
+    for query in ("how do I retry failing tests", "how to retry failing tests", "como repetir testes"):
+        results = retriever.search(query)
+        pages = [r for r in results if r.entry.kind == "document"]
+        assert pages and all(task in r.reasons for r in pages), query
+        assert not any(task in r.reasons for r in results if r.entry.kind != "document"), query
+    # how something works, or what a word means, is no task
+    for query in ("how does the sequencer shuffle files", "retry failing tests", "como funciona o snapshot"):
+        assert not any(task in r.reasons for r in retriever.search(query)), query

@@ -6,8 +6,8 @@
 - lexical: BM25 (engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking.
 - prior: multipliers that can only scale evidence that exists: query shape (an agent-audience document,
   an ownership record or a unit for a routing question, a route whose title covers the query, a module for
-  a symbol- or path-shaped query or for an implementation question, a document for a sentence, less a
-  document for a word that a module outside tests and examples declares), and
+  a symbol- or path-shaped query or for an implementation question, a document for a sentence and a page
+  for a how-to question, less a document for a word that a module outside tests and examples declares), and
   properties of the repository (the canonical copy of a page that has variants, something under a test,
   fixture, example or playground directory). Each factor other than 1 is listed in `reasons`.
 - aboutness: 1 + 0.2 × the share of the query's IDF mass found in the title, headings or path (a word the
@@ -73,6 +73,7 @@ DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 TITLED = 0.3  # aboutness added for a title or path that holds the query's weight, for a sentence
 TITLED_SHARE = 0.5  # ...when it holds at least this share of it
 UNIT_NAMED = 160  # exactId for a unit whose name carries all of a routing question's weight
+TASK_PAGE = 1.2  # a page, for "how do I…" / "how to…": guides walk through tasks
 COMPOUND = 60  # two adjacent query words that together spell a file name or a declared name
 
 _PACKAGE_INTENT = re.compile(
@@ -107,6 +108,9 @@ _IMPLEMENTATION = re.compile(
     r"|\b(implemented|implementation|implements)\b"
     r"|^(como|onde|quando)\b.*\b(implementad\w*|implementa\w*|calculad\w*|detectad\w*|decidid\w*|definid\w*|"
     r"agendad\w*|propagad\w*)", re.I)
+# "how do I…", "how to…", "como configurar…": a task, which a page walks through (not how code works)
+_TASK = re.compile(r"^(how\s+(do|can|should|would)\s+(i|we|you|one)\b|how\s+to\b)"
+                   r"|^como\s+((posso|podemos|devo|faço|faco|fazer)\b|\w+(ar|er|ir)\b)", re.I)
 # words by which a query asks for examples or fixtures themselves (not "test": in a test runner's repository
 # that is the subject, not a place)
 # words by which a routing question names the kind of unit it wants ("which package…", "which area…")
@@ -189,6 +193,7 @@ class _QueryShape:
     declared: bool = False  # one word that a module outside tests and examples declares and exports
     term_count: int = 0
     sentence: bool = False  # three or more words that are not stopwords
+    task: bool = False  # "how do I…", "how to…": a page walks through it
     compounds: frozenset[str] = frozenset()  # two adjacent words written as one name ("random sequencer")
 
 
@@ -337,7 +342,7 @@ class Retriever:
             peripheral=any(fold(w) in _PERIPHERAL_WORDS for w in words),
             identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)),
             kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())),
-            compounds=_compounds(words))
+            compounds=_compounds(words), task=bool(_TASK.search(stripped)))
 
         terms, boosts, corrected = self._tolerate_typos(terms, protected)
         for token in extra:
@@ -561,6 +566,8 @@ class Retriever:
                 scale(1.3, "a module that declares code, for a question about how something is implemented")
         elif shape.sentence and entry.kind == DOCUMENT:
             scale(1.15, "a document, for a sentence")
+        if shape.task and entry.kind == DOCUMENT:
+            scale(TASK_PAGE, "a page, for a question that asks how to do something")
         if entry.kind == DIRECTORY and not shape.want_ownership and not shape.shape_module:
             # a directory's text is its name: a question matching it is rarely answered by the folder
             scale(0.7, "a directory, for a question about content")
