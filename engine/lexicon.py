@@ -23,7 +23,7 @@ compare unstemmed words.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -185,7 +185,7 @@ def has_token(haystack: str, token: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ glossary
 
-GLOSSARY_VERSION = 1
+GLOSSARY_VERSION = 2
 _GLOSSARY_FILE = Path(__file__).parent / "data" / "glossary.tsv"
 
 
@@ -201,6 +201,7 @@ class Glossary:
     reverse: dict[str, list[tuple[str, str]]]  # English word (folded, singular) -> [(word, Portuguese source)]
     abbreviations: dict[str, str]  # folded abbreviation -> the words it stands for
     longest: int
+    related: dict[str, str] = field(default_factory=dict)  # folded, singular word -> the topic documents name
 
 
 @lru_cache(maxsize=1)
@@ -208,6 +209,7 @@ def glossary() -> Glossary:
     phrases: dict[tuple[str, ...], tuple[str, str]] = {}
     reverse: dict[str, list[tuple[str, str]]] = {}
     abbreviations: dict[str, str] = {}
+    related: dict[str, str] = {}
     section = ""
     for line in _GLOSSARY_FILE.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
@@ -222,6 +224,9 @@ def glossary() -> Glossary:
         if section == "abbreviations":
             abbreviations[fold(source)] = target
             continue
+        if section == "related":
+            related[singularize(fold(source))] = target
+            continue
         key = tuple(tokens(source))
         if key:
             phrases.setdefault(key, (source, target))
@@ -229,7 +234,7 @@ def glossary() -> Glossary:
             pairs = reverse.setdefault(singularize(fold(word)), [])
             if (word, source) not in pairs:
                 pairs.append((word, source))
-    return Glossary(phrases, reverse, abbreviations, max((len(k) for k in phrases), default=1))
+    return Glossary(phrases, reverse, abbreviations, max((len(k) for k in phrases), default=1), related)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +257,9 @@ def translations(query: str) -> list[Reading]:
         expansion = book.abbreviations.get(fold(word))
         if expansion is not None:
             found.append(Reading(word, expansion, "abbreviation"))
+        topic = book.related.get(singularize(fold(word)))
+        if topic is not None and fold(topic) not in (fold(w) for w in words):
+            found.append(Reading(word, topic, "related"))
     for word in words:
         for english, source in book.reverse.get(singularize(fold(word)), ()):
             found.append(Reading(english, source, "en-pt"))

@@ -73,6 +73,9 @@ FILES: dict[str, str] = {
                                "(the random sequencer).\n",
     "packages/runner/src/mock/clock.ts": "/** A clock. */\nexport class FakeTimers {\n  advance(): void {}\n}\n",
     "docs/guide/clock.md": "# Clock\n\nFake timers, timers that are fake: a fake clock advances fake timers.\n",
+    # a page about speed that never says "slow"
+    "docs/guide/improving-performance.md": "# Improving Performance\n\nRun fewer files at once; isolate "
+                                           "less.\n",
 }
 
 
@@ -229,3 +232,9 @@ def test_a_question_that_asks_how_to_do_something_raises_pages(retriever: Retrie
     # how something works, or what a word means, is no task
     for query in ("how does the sequencer shuffle files", "retry failing tests", "como funciona o snapshot"):
         assert not any(task in r.reasons for r in retriever.search(query)), query
+
+
+def test_a_symptom_finds_the_page_on_its_topic(retriever: Retriever) -> None:
+    results = retriever.search("why are my tests slow")
+    assert results[0].entry.id == "document:docs/guide/improving-performance.md"
+    assert results[0].translated["slow"] == "performance"

@@ -59,9 +59,10 @@ LEXICAL_DEPTH = 200
 TYPO_SIMILARITY = 0.9
 TYPO_BOOST = 0.7
 TYPO_SPREAD = 0.03
-# a word the glossary adds weighs less than one the query said; an English query reaching for Portuguese
-# words weighs least (a translation of the page it wants is rarely the page it wants)
-READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "en-pt": 0.3}
+# a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
+# as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
+# page it wants is rarely the page it wants)
+READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "related": TYPO_BOOST, "en-pt": 0.3}
 ANCHORS = 10
 LENT_MARGIN = 0.01  # an entry lifted by a strong hit's proximity stays this far below it
 CONVERGING = 2  # strong hits that link to or import another strong hit lend it proximity
