@@ -73,6 +73,9 @@ FILES: dict[str, str] = {
                                "(the random sequencer).\n",
     "packages/runner/src/mock/clock.ts": "/** A clock. */\nexport class FakeTimers {\n  advance(): void {}\n}\n",
     "docs/guide/clock.md": "# Clock\n\nFake timers, timers that are fake: a fake clock advances fake timers.\n",
+    # the code that watches files, named after what it does, and a page on watching
+    "packages/runner/src/watcher.ts": "/** Reruns tests. */\nexport class Watcher {\n  rerun(): void {}\n}\n",
+    "docs/guide/watching.md": "# Watch mode\n\nThe runner watches files and decides which tests to rerun.\n",
     # a page about speed that never says "slow"
     "docs/guide/improving-performance.md": "# Improving Performance\n\nRun fewer files at once; isolate "
                                            "less.\n",
@@ -238,3 +241,13 @@ def test_a_symptom_finds_the_page_on_its_topic(retriever: Retriever) -> None:
     results = retriever.search("why are my tests slow")
     assert results[0].entry.id == "document:docs/guide/improving-performance.md"
     assert results[0].translated["slow"] == "performance"
+
+
+def test_a_module_named_after_what_an_implementation_question_asks_about(retriever: Retriever) -> None:
+    named = "prior ×1.2: a query word is its file name or part of it, for a question about how something is " \
+            "implemented"
+    results = retriever.search("how does watch mode decide which tests to rerun")
+    assert named in by_id(results, "module:packages/runner/src/watcher.ts").reasons
+    assert not any(named in r.reasons for r in results if r.entry.id != "module:packages/runner/src/watcher.ts")
+    # a question that is not about how code works does not read file names so
+    assert not any(named in r.reasons for r in retriever.search("watch mode reruns tests"))

@@ -532,6 +532,11 @@ class Retriever:
         identifiers = self.identifiers[index]
         if any(_partial(identifier, token) for identifier in identifiers for token in shape.words):
             scale(1.2, "a query word is part of its name")
+        elif shape.implementation and entry.kind == MODULE and \
+                any(_named_file(_squash(_base(self.paths[index])), token) for token in shape.words):
+            # "how does watch mode decide…": the code is named after what it does (watcher.ts)
+            scale(1.2, "a query word is its file name or part of it, for a question about how something is "
+                       "implemented")
         if shape.want_ownership:
             # "where do I change X" / "who owns X" asks for the unit one edits, not for prose about it
             if entry.ownership_id:
@@ -822,6 +827,11 @@ def _compounds(words: list[str]) -> frozenset[str]:
             continue
         found.update((first + second, first + singularize(second)))
     return frozenset(found)
+
+
+def _named_file(base: str, token: str) -> bool:
+    """A file name (without - and _) is the query word or holds it: `watcher` for `watch`."""
+    return len(token) >= 3 and token not in STOPWORDS and (base == token or _partial(base, token))
 
 
 def _squash(name: str) -> str:
