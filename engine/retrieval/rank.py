@@ -196,6 +196,7 @@ class _QueryShape:
     sentence: bool = False  # three or more words that are not stopwords
     task: bool = False  # "how do I…", "how to…": a page walks through it
     compounds: frozenset[str] = frozenset()  # two adjacent words written as one name ("random sequencer")
+    file_words: tuple[str, ...] = ()  # an implementation question's words that may name a module's file
 
 
 @dataclass(slots=True)
@@ -227,6 +228,7 @@ class Retriever:
     _symbols: dict[int, tuple[frozenset[str], frozenset[str]]] = field(init=False)
     _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
     _unit_names: dict[int, frozenset[str]] = field(init=False)
+    _file_names: dict[int, str] = field(init=False)
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
@@ -242,7 +244,7 @@ class Retriever:
         self.paths = [e.path.lower() for e in self.entries]
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
-        self._symbols, self._adjacency, self._unit_names = {}, {}, {}
+        self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
         self.by_base, self.by_symbol = defaultdict(list), defaultdict(list)
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
@@ -286,6 +288,13 @@ class Retriever:
         if found is None:
             found = self._adjacency[index] = [(self.index_of[e.other], e.kind, e.confidence)
                                               for e in self.edges_of(index) if e.other in self.index_of]
+        return found
+
+    def file_name(self, index: int) -> str:
+        """A document's or module's file name, lower-cased, without its extensions, - and _ (randomsequencer)."""
+        found = self._file_names.get(index)
+        if found is None:
+            found = self._file_names[index] = _squash(_base(self.paths[index]))
         return found
 
     def unit_name(self, index: int) -> frozenset[str]:
@@ -344,6 +353,8 @@ class Retriever:
             identifier=one_word and not _PATH_SHAPED.search(stripped) and bool(_IDENTIFIER.search(stripped)),
             kinds_named=frozenset(k for w in words for k in _KIND_WORDS.get(fold(w), ())),
             compounds=_compounds(words), task=bool(_TASK.search(stripped)))
+        if shape.implementation:
+            shape.file_words = tuple(w for w in dict.fromkeys(shape.words) if len(w) >= 3 and w not in STOPWORDS)
 
         terms, boosts, corrected = self._tolerate_typos(terms, protected)
         for token in extra:
@@ -398,7 +409,8 @@ class Retriever:
             components["acceptedAgentSignals"] = round(entry.agent_signal * ACCEPTED_SIGNALS_WEIGHT, 6)
             scored[candidate.index] = (components, matched, reasons)
         self._base_declarations(scored, shape.whole)
-        best_base = max((_total(c) for c, _, _ in scored.values()), default=0.0)
+        own = {index: _total(c) for index, (c, _, _) in scored.items()}  # every component but proximity
+        best_base = max(own.values(), default=0.0)
 
         # pass 2: proximity to the strongest hits; an entry only a relation surfaces can earn at most 30, so
         # when that cannot reach the floor it is not even considered
@@ -412,7 +424,7 @@ class Retriever:
         for hit in hits[:ANCHORS]:
             candidate = candidates[hit.entry]
             lent = round((30 if candidate.hops == 1 else 12) * candidate.share, 6) if candidate.hops else 0.0
-            lenders[hit.entry] = _total(scored[hit.entry][0]) + lent
+            lenders[hit.entry] = own[hit.entry] + lent
         results = []
         for candidate in candidates.values():
             entry = self.entries[candidate.index]
@@ -424,11 +436,11 @@ class Retriever:
             if candidate.hops:
                 proximity = round((30 if candidate.hops == 1 else 12) * candidate.share, 6)
                 lender = lenders.get(candidate.anchor)
-                named = components["exactId"] or components["exactPath"] or components["exactSymbol"]
-                if lender is not None and not named:
+                if lender is not None and own.get(candidate.index, 0.0) + proximity > lender - LENT_MARGIN and not (
+                        components["exactId"] or components["exactPath"] or components["exactSymbol"]):
                     # proximity is relevance borrowed from a strong hit: it does not lift an entry past it (an
                     # entry the query names stands on that)
-                    room = max(0.0, round(lender - _total(components) - LENT_MARGIN, 6))
+                    room = max(0.0, round(lender - own.get(candidate.index, 0.0) - LENT_MARGIN, 6))
                     if room < proximity:
                         proximity = room
                         reasons.append(f"graphProximity {room:g}: not past {self.entries[candidate.anchor].id}, "
@@ -532,8 +544,7 @@ class Retriever:
         identifiers = self.identifiers[index]
         if any(_partial(identifier, token) for identifier in identifiers for token in shape.words):
             scale(1.2, "a query word is part of its name")
-        elif shape.implementation and entry.kind == MODULE and \
-                any(_named_file(_squash(_base(self.paths[index])), token) for token in shape.words):
+        elif shape.file_words and entry.kind == MODULE and _named_file(self.file_name(index), shape.file_words):
             # "how does watch mode decide…": the code is named after what it does (watcher.ts)
             scale(1.2, "a query word is its file name or part of it, for a question about how something is "
                        "implemented")
@@ -627,15 +638,13 @@ class Retriever:
         if shape.compounds:
             # "random sequencer" names RandomSequencer.ts, "fake timers" the fakeTimers a module declares: a
             # name written as one word is said as two
-            if base is not None and _squash(base) in shape.compounds:
+            if base is not None and self.file_name(index) in shape.compounds:
                 components["exactPath"] += COMPOUND
                 reasons.append(f"exactPath +{COMPOUND}: two adjacent query words spell its file name")
-            else:
-                spelled = sorted(shape.compounds & declared)
-                if spelled:
-                    components["exactSymbol"] += COMPOUND
-                    reasons.append(f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares "
-                                   f"({spelled[0]})")
+            elif declared and not declared.isdisjoint(shape.compounds):
+                components["exactSymbol"] += COMPOUND
+                reasons.append(f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares "
+                               f"({min(shape.compounds & declared)})")
         if entry.surface == "peripheral" and not shape.peripheral and path != whole:
             named = [k for k in ("exactId", "exactPath", "exactSymbol") if components[k]]
             if named:
@@ -829,9 +838,10 @@ def _compounds(words: list[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _named_file(base: str, token: str) -> bool:
-    """A file name (without - and _) is the query word or holds it: `watcher` for `watch`."""
-    return len(token) >= 3 and token not in STOPWORDS and (base == token or _partial(base, token))
+def _named_file(name: str, words: tuple[str, ...]) -> bool:
+    """A file name (without - and _) is one of the words or holds it, with at most four letters more:
+    `watcher` for `watch` (as `_partial` reads a name)."""
+    return any(word in name and len(name) <= len(word) + 4 for word in words)
 
 
 def _squash(name: str) -> str:
