@@ -251,3 +251,12 @@ def test_a_module_named_after_what_an_implementation_question_asks_about(retriev
     assert not any(named in r.reasons for r in results if r.entry.id != "module:packages/runner/src/watcher.ts")
     # a question that is not about how code works does not read file names so
     assert not any(named in r.reasons for r in retriever.search("watch mode reruns tests"))
+
+
+def test_two_plain_words_are_a_phrase_a_page_explains(retriever: Retriever) -> None:
+    phrase = "prior ×1.15: a document, for a phrase of plain words"
+    results = retriever.search("retry failing")
+    assert all(phrase in r.reasons for r in results if r.entry.kind == "document")
+    # a name is not a phrase, nor is a routing question
+    for query in ("skipToken usage", "docs/guide retry", "who owns reporters"):
+        assert not any(phrase in r.reasons for r in retriever.search(query)), query

@@ -196,6 +196,7 @@ class _QueryShape:
     sentence: bool = False  # three or more words that are not stopwords
     task: bool = False  # "how do I…", "how to…": a page walks through it
     compounds: frozenset[str] = frozenset()  # two adjacent words written as one name ("random sequencer")
+    phrase: bool = False  # two plain words (no identifier, no path), not a routing question
     file_words: tuple[str, ...] = ()  # an implementation question's words that may name a module's file
 
 
@@ -363,6 +364,9 @@ class Retriever:
                 boosts[token] = added[token]
         shape.term_count = len(terms)
         shape.sentence = not want_ownership and sum(1 for w in shape.words if w not in STOPWORDS) >= 3
+        shape.phrase = not want_ownership and not shape.sentence and \
+            sum(1 for w in shape.words if w not in STOPWORDS) == 2 and not any(
+                _IDENTIFIER.search(w) or _PATH_SHAPED.search(w) for w in words)
         candidates: dict[int, _Candidate] = {}
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts)
         for hit in hits:
@@ -583,6 +587,9 @@ class Retriever:
                 scale(1.3, "a module that declares code, for a question about how something is implemented")
         elif shape.sentence and entry.kind == DOCUMENT:
             scale(1.15, "a document, for a sentence")
+        elif shape.phrase and entry.kind == DOCUMENT:
+            # "temporizadores falsos", "testes de tipos": words, not a name; a page explains them
+            scale(1.15, "a document, for a phrase of plain words")
         if shape.task and entry.kind == DOCUMENT:
             scale(TASK_PAGE, "a page, for a question that asks how to do something")
         if entry.kind == DIRECTORY and not shape.want_ownership and not shape.shape_module:
