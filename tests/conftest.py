@@ -45,6 +45,18 @@ def make_repo(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+def scanned_retriever(root: Path) -> Any:
+    """The combined search index of a repository scanned from nothing (no facts cache)."""
+    from engine.workspace import Workspace
+    workspace = Workspace(root, use_cache=False)
+    workspace.scan()
+    return workspace.retriever()
+
+
+def result_by_id(results: list[Any], entry_id: str) -> Any:
+    return next(r for r in results if r.entry.id == entry_id)
+
+
 @pytest.fixture
 def acme(tmp_path: Path) -> Path:
     return copy_fixture("acme", tmp_path)

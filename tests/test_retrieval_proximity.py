@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import make_repo
+from conftest import make_repo, result_by_id, scanned_retriever
 
 from engine.retrieval import rank
 from engine.retrieval.rank import Retriever
-from engine.workspace import Workspace
 
 PAGE = "# {title}\n\nWidgets are rendered in frames. {text}\n"
 FILES: dict[str, str] = {
@@ -53,14 +52,10 @@ FILES: dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    root = make_repo(tmp_path_factory.mktemp("proximity"), FILES)
-    workspace = Workspace(root, use_cache=False)
-    workspace.scan()
-    return workspace.retriever()  # type: ignore[no-any-return]
+    return scanned_retriever(make_repo(tmp_path_factory.mktemp("proximity"), FILES))  # type: ignore[no-any-return]
 
 
-def by_id(results: list, entry_id: str):  # type: ignore[no-untyped-def]
-    return next(r for r in results if r.entry.id == entry_id)
+by_id = result_by_id
 
 
 def converging(result) -> list[str]:  # type: ignore[no-untyped-def]

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import make_repo
+from conftest import make_repo, result_by_id, scanned_retriever
 
 from engine.lexicon import tokens, translations
 from engine.retrieval.rank import COMPOUND, READING_BOOST, TITLED, Retriever
-from engine.workspace import Workspace
 
 FILES: dict[str, str] = {
     "package.json": json.dumps({"name": "weights", "private": True}),
@@ -84,14 +83,10 @@ FILES: dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    root = make_repo(tmp_path_factory.mktemp("weights"), FILES)
-    workspace = Workspace(root, use_cache=False)
-    workspace.scan()
-    return workspace.retriever()  # type: ignore[no-any-return]
+    return scanned_retriever(make_repo(tmp_path_factory.mktemp("weights"), FILES))  # type: ignore[no-any-return]
 
 
-def by_id(results: list, entry_id: str):  # type: ignore[no-untyped-def]
-    return next(r for r in results if r.entry.id == entry_id)
+by_id = result_by_id
 
 
 def test_words_the_glossary_adds_weigh_their_reading_weight_in_aboutness(retriever: Retriever) -> None:
