@@ -1,7 +1,9 @@
-"""The knowledge graph (networkx) and its metrics.
+"""The knowledge graph and its metrics.
 
-Built from the snapshot's relations in memory, never serialized in networkx's own format. Nodes and edges
-are inserted in sorted order before every metric, so results do not depend on the order facts arrived in.
+Built from the snapshot's relations in memory, never serialized. Nodes and edges are kept in sorted order
+before every metric, so results do not depend on the order facts arrived in. The metrics every scan and
+search need (PageRank, import cycles, proximity) run on a plain `Digraph`; networkx (about 20 MB resident
+and 90 ms to import) is loaded only for betweenness centrality and Louvain communities.
 
 - canonicality: PageRank over `links-to` and `covers` (damping 0.85). Computed by a short power iteration
   here because `networkx.pagerank` needs scipy (143 MB) for a computation that takes a few lines.
@@ -48,9 +50,28 @@ def _internal(node: str) -> bool:
     return not node.startswith(("external:", "unresolved:"))
 
 
-def build_digraph(relations: Iterable[Relation], kinds: frozenset[str]) -> nx.DiGraph:
-    """A simple directed graph of the chosen relation kinds, nodes and edges inserted in sorted order."""
-    nx = _nx()
+@dataclass(frozen=True, slots=True)
+class Digraph:
+    """A simple directed graph: its nodes sorted, each node's successors sorted, and the relation behind
+    each edge (the first by relation key when several relate the same pair)."""
+
+    nodes: tuple[str, ...]
+    edges: dict[tuple[str, str], Relation]
+    _successors: dict[str, tuple[str, ...]]
+
+    def successors(self, node: str) -> tuple[str, ...]:
+        return self._successors.get(node, ())
+
+    def to_undirected_networkx(self) -> nx.Graph:
+        """The same graph as networkx's undirected `Graph`, nodes and edges inserted in sorted order."""
+        graph = _nx().Graph()
+        graph.add_nodes_from(self.nodes)
+        graph.add_edges_from((source, target) for source in self.nodes for target in self.successors(source))
+        return graph
+
+
+def build_digraph(relations: Iterable[Relation], kinds: frozenset[str]) -> Digraph:
+    """A simple directed graph of the chosen relation kinds between internal entities, in sorted order."""
     edges: dict[tuple[str, str], Relation] = {}
     for relation in sorted(relations, key=lambda r: r.key):
         if relation.kind not in kinds or relation.source == relation.target:
@@ -58,21 +79,21 @@ def build_digraph(relations: Iterable[Relation], kinds: frozenset[str]) -> nx.Di
         if not (_internal(relation.source) and _internal(relation.target)):
             continue
         edges.setdefault((relation.source, relation.target), relation)
-    graph = nx.DiGraph()
-    graph.add_nodes_from(sorted({n for pair in edges for n in pair}))
-    for (source, target), relation in sorted(edges.items()):
-        graph.add_edge(source, target, relation=relation)
-    return graph
+    successors: dict[str, list[str]] = defaultdict(list)
+    for source, target in sorted(edges):
+        successors[source].append(target)
+    return Digraph(tuple(sorted({n for pair in edges for n in pair})), dict(sorted(edges.items())),
+                   {node: tuple(targets) for node, targets in successors.items()})
 
 
-def pagerank(graph: nx.DiGraph, damping: float = DAMPING, max_iter: int = 100, tol: float = 1e-6) -> dict[str, float]:
+def pagerank(graph: Digraph, damping: float = DAMPING, max_iter: int = 100, tol: float = 1e-6) -> dict[str, float]:
     """PageRank with uniform teleport and dangling mass spread uniformly; scores rounded to 6 places."""
     nodes = sorted(graph.nodes)
     n = len(nodes)
     if n == 0:
         return {}
     index = {node: i for i, node in enumerate(nodes)}
-    out_links = [[index[t] for t in sorted(graph.successors(node))] for node in nodes]
+    out_links = [[index[t] for t in graph.successors(node)] for node in nodes]
     dangling = [i for i, targets in enumerate(out_links) if not targets]
     rank = [1.0 / n] * n
     for _ in range(max_iter):
@@ -129,18 +150,18 @@ class Cycle:
     evidence: tuple[tuple[str, str, tuple[Evidence, ...]], ...]  # (from, to, import evidence) per edge
 
 
-def runtime_import_graph(relations: Iterable[Relation]) -> nx.DiGraph:
+def runtime_import_graph(relations: Iterable[Relation]) -> Digraph:
     """Module imports that exist at run time (type-only imports are erased by TypeScript)."""
     kept = [r for r in relations if r.kind in IMPORT_KINDS and r.target.startswith("module:")
             and set(r.meta("detection", ()) or ("static",)) != {"type"}]
     return build_digraph(kept, IMPORT_KINDS)
 
 
-def import_cycles(graph: nx.DiGraph, limit: int = MAX_CYCLES) -> list[Cycle]:
+def import_cycles(graph: Digraph, limit: int = MAX_CYCLES) -> list[Cycle]:
     """Import cycles found by depth-first search from each module in sorted order (out-neighbours sorted):
     each edge back to a module still on the stack closes one cycle. Linear in the graph's size, so a large
     tangle of imports costs no more than a clean graph; at most `limit` cycles, smallest first."""
-    successors = {node: sorted(graph.successors(node)) for node in sorted(graph.nodes)}
+    successors = {node: graph.successors(node) for node in graph.nodes}
     found: dict[tuple[str, ...], Cycle] = {}
     visited: set[str] = set()
     for start in successors:
@@ -164,7 +185,7 @@ def import_cycles(graph: nx.DiGraph, limit: int = MAX_CYCLES) -> list[Cycle]:
                     edges = []
                     for i, source in enumerate(nodes):
                         target = nodes[(i + 1) % len(nodes)]
-                        relation: Relation = graph.edges[source, target]["relation"]
+                        relation = graph.edges[source, target]
                         edges.append((source, target, relation.evidence))
                     found[nodes] = Cycle(nodes, tuple(edges))
                     if len(found) >= limit:
@@ -197,7 +218,8 @@ def area_betweenness(area_edges: Iterable[tuple[str, str]]) -> dict[str, float]:
 def area_suggestions(relations: Iterable[Relation], limit: int = 8) -> list[dict[str, Any]]:
     """Seeded Louvain communities of the module import graph, as candidate areas (label = common directory)."""
     nx = _nx()
-    graph = build_digraph([r for r in relations if r.target.startswith("module:")], IMPORT_KINDS).to_undirected()
+    graph = build_digraph([r for r in relations if r.target.startswith("module:")],
+                          IMPORT_KINDS).to_undirected_networkx()
     if graph.number_of_nodes() < 2 or graph.number_of_edges() < 1:
         return []
     communities = nx.community.louvain_communities(graph, seed=SEED)

@@ -131,3 +131,27 @@ def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engin
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "SOURCE current" in result.stderr, result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
+
+
+def test_scanning_checking_and_a_cold_search_load_no_networkx(tmp_path: Path) -> None:
+    """PageRank, import cycles and proximity run on the engine's own graph: networkx (about 20 MB resident in
+    every language server and 90 ms of every scan) is for betweenness and communities only."""
+    repository = tmp_path / "acme"
+    shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
+    probe = (
+        "import sys\n"
+        "from engine.cli import main\n"
+        "root = sys.argv[1]\n"
+        "for argv in (['scan', '--root', root], ['check', '--root', root, '--fail-on', 'never'],\n"
+        "             ['search', 'sales tax', '--root', root, '--no-cache']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "import lsp.server, lsp.commands  # noqa: E401\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] == 'networkx'), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert "LOADED []" in result.stderr, result.stderr[-2000:]
+    assert (repository / ".docbridge" / "snapshot.json").is_file()
