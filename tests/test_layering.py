@@ -44,25 +44,32 @@ def test_the_server_reaches_the_model_only_through_the_engine_layers_above_disco
     assert offending == []
 
 
-def test_running_the_cli_loads_no_server_module(tmp_path: Path) -> None:
-    # runs a scan and a check in-process, then lists what got loaded
+def test_running_the_cli_loads_no_server_module_and_no_networkx(tmp_path: Path) -> None:
+    # runs a scan, a check and a search from nothing in-process, then lists what got loaded; then the server's
+    # modules. PageRank, import cycles and proximity run on the engine's own graph: networkx (about 20 MB
+    # resident in every language server, 90 ms of every scan) is for betweenness and communities only
     repository = tmp_path / "acme"
     shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
     probe = (
         "import sys\n"
         "from engine.cli import main\n"
-        "for argv in (['scan', '--root', sys.argv[1]], ['check', '--root', sys.argv[1]]):\n"
+        "root = sys.argv[1]\n"
+        "for argv in (['scan', '--root', root], ['check', '--root', root],\n"
+        "             ['search', 'sales tax', '--root', root, '--no-cache']):\n"
         "    try:\n"
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('lsp', 'pygls', 'lsprotocol'))\n"
         "print('LOADED', loaded, file=sys.stderr)\n"
+        "import lsp.server, lsp.commands  # noqa: E401\n"
+        "print('NETWORKX', sorted(m for m in sys.modules if m.split('.')[0] == 'networkx'), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
                             text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert (repository / ".docbridge" / "snapshot.json").is_file(), result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
+    assert "NETWORKX []" in result.stderr, result.stderr[-2000:]
 
 
 AGENT_CODE = "engine.enrich.run"  # the only code that runs the enrichment agent command
@@ -131,27 +138,3 @@ def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engin
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "SOURCE current" in result.stderr, result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
-
-
-def test_scanning_checking_and_a_cold_search_load_no_networkx(tmp_path: Path) -> None:
-    """PageRank, import cycles and proximity run on the engine's own graph: networkx (about 20 MB resident in
-    every language server and 90 ms of every scan) is for betweenness and communities only."""
-    repository = tmp_path / "acme"
-    shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
-    probe = (
-        "import sys\n"
-        "from engine.cli import main\n"
-        "root = sys.argv[1]\n"
-        "for argv in (['scan', '--root', root], ['check', '--root', root, '--fail-on', 'never'],\n"
-        "             ['search', 'sales tax', '--root', root, '--no-cache']):\n"
-        "    try:\n"
-        "        main(argv)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "import lsp.server, lsp.commands  # noqa: E401\n"
-        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] == 'networkx'), file=sys.stderr)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
-                            text=True, timeout=300)
-    assert "LOADED []" in result.stderr, result.stderr[-2000:]
-    assert (repository / ".docbridge" / "snapshot.json").is_file()
