@@ -88,7 +88,7 @@ def build_digraph(relations: Iterable[Relation], kinds: frozenset[str]) -> Digra
 
 def pagerank(graph: Digraph, damping: float = DAMPING, max_iter: int = 100, tol: float = 1e-6) -> dict[str, float]:
     """PageRank with uniform teleport and dangling mass spread uniformly; scores rounded to 6 places."""
-    nodes = sorted(graph.nodes)
+    nodes = list(graph.nodes)  # sorted
     n = len(nodes)
     if n == 0:
         return {}

@@ -73,10 +73,10 @@ def incremental_block(state: StateCore) -> None:
     memo = _memo()
     previous = memo.pop(path, None)
     lines = src.split("\n")
-    if previous is None or previous.md is not state.md or not _reparse(state, previous, lines):
-        state.tokens.clear()
-        _reset_references(state.env, {}, [])
+    if previous is None or previous.md is not state.md:
         whole_block(state)
+    else:
+        _reparse(state, previous, lines)
     memo[path] = _Parse(state.md, lines, list(state.tokens), _block_starts(state.tokens),
                         dict(state.env.get("references") or {}), list(state.env.get("duplicate_refs") or ()))
     while len(memo) > _SLOTS:
@@ -101,18 +101,18 @@ def _reset_references(env: dict[str, Any], references: dict[str, dict[str, Any]]
         env["duplicate_refs"] = duplicates
 
 
-def _definitions(references: dict[str, dict[str, Any]], duplicates: list[dict[str, Any]], start: int, end: int,
-                 shift: int = 0) -> list[tuple[Any, ...]]:
+def _definitions(references: dict[str, dict[str, Any]], duplicates: list[dict[str, Any]], start: int,
+                 end: int) -> list[tuple[Any, ...]]:
     """The definitions made in lines [start, end): label, target, title and position from `start`."""
-    found = [(label, value.get("href"), value.get("title"), value["map"][0] - start - shift)
-             for label, value in references.items() if start <= value["map"][0] - shift < end]
-    found += [(value.get("label"), value.get("href"), value.get("title"), value["map"][0] - start - shift)
-              for value in duplicates if start <= value["map"][0] - shift < end]
+    found = [(label, value.get("href"), value.get("title"), value["map"][0] - start)
+             for label, value in references.items() if start <= value["map"][0] < end]
+    found += [(value.get("label"), value.get("href"), value.get("title"), value["map"][0] - start)
+              for value in duplicates if start <= value["map"][0] < end]
     return sorted(found, key=repr)
 
 
-def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> bool:
-    """Fill `state.tokens` from `previous` and a partial parse; False when a whole parse is needed."""
+def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> None:
+    """Fill `state.tokens` from `previous` and a parse of what the edit can have changed."""
     old_lines = previous.lines
     old_count, new_count = len(old_lines), len(lines)
     shortest = min(old_count, new_count)
@@ -122,7 +122,7 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> bool:
     if first_changed == old_count == new_count:  # same text
         state.tokens.extend(_kept(previous.tokens))
         _reset_references(state.env, dict(previous.references), list(previous.duplicates))
-        return True
+        return
     same_tail = 0
     while same_tail < shortest - first_changed and \
             old_lines[old_count - 1 - same_tail] == lines[new_count - 1 - same_tail]:
@@ -148,9 +148,6 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> bool:
         kept += 1
         restart = end
     prefix = _kept(tokens[:starts[kept]] if kept < len(starts) else tokens)
-    if kept == 0:
-        prefix = []
-        restart = 0
 
     # a block of the previous parse, after the change and a blank line, where the parse can stop
     resume: int | None = None
@@ -179,11 +176,10 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> bool:
                 _definitions(previous.references, previous.duplicates, restart, stop_old) == \
                 _definitions(*_added(block_state.env, before), restart, stop):
             _append_moved(state, previous, starts[resume], shift, stop_old)
-            return True
+            return
         del state.tokens[len(prefix):]
         _reset_references(state.env, dict(kept_references), list(kept_duplicates))
     parser.tokenize(block_state, restart, block_state.lineMax)
-    return True
 
 
 def _added(env: dict[str, Any], before: tuple[dict[str, Any], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
