@@ -436,11 +436,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"unknown robust case {unknown[0]!r} (cases: {', '.join(bench_robust.CASES)}).")
         return bench_robust.bench_robust(sizes, workdir, args.json, args.cases)
+    if args.suite == "fidelity":
+        return cmd_bench_fidelity(args)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
                                   _root(args.root) if args.root else None)
     raise UsageError(f"unknown benchmark {args.suite!r}")
+
+
+def cmd_bench_fidelity(args: argparse.Namespace) -> int:
+    from engine import bench_fidelity
+    corpus = Path(args.suite_file or "bench/fidelity/corpus.json")
+    checkouts = Path(args.checkouts) if args.checkouts else bench_fidelity.default_checkouts()
+    try:
+        return bench_fidelity.bench_fidelity(corpus, checkouts, args.only, args.json, todo=args.todo)
+    except bench_fidelity.FidelityError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
@@ -501,7 +513,7 @@ def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
     bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill",
-                                         "robust"],
+                                         "robust", "fidelity"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
@@ -529,6 +541,12 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("--case", dest="cases", action="append", metavar="NAME",
                        help="robust: only this case (repeatable): paths, anchors, code-spans, quotes, "
                             "deep-quotes, brackets, autolinks, long-line, wide-lines, alias-bomb, huge-line")
+    bench.add_argument("--checkouts", metavar="DIR", help="fidelity: where the corpus's checkouts are, one "
+                                                           "directory per repository (default: $REAL_REPOS, else "
+                                                           "bench/real/checkouts)")
+    bench.add_argument("--only", action="append", metavar="NAME", help="fidelity: only this repository (repeatable)")
+    bench.add_argument("--todo", action="store_true", help="fidelity: add stubs for sampled findings nobody "
+                                                           "labelled yet to each findings.json, and stop")
     bench.add_argument("--json", action="store_true", help="print figures as JSON")
     bench.set_defaults(handler=cmd_bench)
 
