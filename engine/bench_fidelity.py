@@ -203,31 +203,34 @@ def _expectations(case: dict[str, Any]) -> list[dict[str, Any]] | None:
 def _matches(location: Any, expected: dict[str, Any]) -> bool:
     path = expected["path"]
     if path.endswith("/"):
-        return location.path.startswith(path)
+        return bool(location.path.startswith(path))
     if location.path != path:
         return False
     line = expected.get("line")
-    return line is None or location.range.line + 1 == line
+    return line is None or location.span.line + 1 == line
 
 
 def evaluate_mentions(state: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    from engine.ide.navigation import definition
+    """Each case's go-to-definition: correct when it leads somewhere and every place it offers is expected
+    (a reader shown two declarations where one is meant has to guess)."""
+    from engine.ide.navigation import definitions
     outcomes: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     failures = []
     for case in cases:
-        location = definition(state, case["document"], case["line"] - 1, case["column"] - 1)
+        locations = definitions(state, case["document"], case["line"] - 1, case["column"] - 1)
         expected = _expectations(case)
         if expected is None:
-            outcome = "no-link" if location is None else "false-link"
-        elif location is None:
+            outcome = "no-link" if not locations else "false-link"
+        elif not locations:
             outcome = "none"
         else:
-            outcome = "correct" if any(_matches(location, item) for item in expected) else "wrong"
+            outcome = "correct" if all(any(_matches(location, item) for item in expected)
+                                       for location in locations) else "wrong"
         outcomes[outcome] += 1
         by_kind[case.get("kind", "other")][outcome] += 1
         if outcome not in ("correct", "no-link"):
-            got = None if location is None else f"{location.path}:{location.range.line + 1}"
+            got = ", ".join(f"{location.path}:{location.span.line + 1}" for location in locations) or None
             failures.append({"case": f"{case['document']}:{case['line']}:{case['column']}",
                              "text": case.get("text", ""), "outcome": outcome, "got": got,
                              "expected": [f"{e['path']}{':' + str(e['line']) if e.get('line') else ''}"

@@ -177,6 +177,15 @@ class LimitsConfig(_Model):
 class CheckConfig(_Model):
     severity: dict[str, Severity] = Field(default_factory=dict)
     ignore: tuple[Glob, ...] = ()
+    # documents that describe the past (changelogs, release notes, migration guides, blog posts): their mentions
+    # of paths and names that are gone are history, not drift. None: the built-in patterns; [] : none.
+    history: tuple[Glob, ...] | None = None
+    # which structure the structural findings (undocumented areas and relations, import cycles) are about:
+    # `library` (library source only; an area only where its siblings are mostly documented; a relation only
+    # between areas documented apart, never into a shared utility area), or `all` (every area and every import
+    # between areas, as the original defines them). Unset: `all` where the repository declares its architecture
+    # (ownership records, or relations declared in frontmatter), `library` everywhere else.
+    structure: Literal["library", "all"] | None = None
 
 
 class RetrievalParams(_Model):

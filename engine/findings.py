@@ -28,6 +28,11 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
     Rule(code="LINK_BROKEN", severity="error", title="Link target does not exist",
          help="A relative link (or wiki link, or image) points at a file that is not in the repository, or "
               "outside it. Fix the path, or remove the link."),
+    Rule(code="LINK_UNVERIFIED", severity="info", title="Link names a site route no page here serves",
+         help="A link written for the documentation site (no file extension, or a trailing slash) names a route "
+              "that no page of this repository produces, by file name, ordering prefix, frontmatter `id`, `slug` "
+              "or `permalink`. The site may serve it from elsewhere (another repository, a redirect, a page "
+              "generated at build time), which Doc Bridge cannot see; check it on the built site."),
     Rule(code="LINK_ANCHOR_MISSING", severity="warning", title="Link anchor is not a heading",
          help="The link's #anchor matches no heading slug of the target document (GitHub slugs: lowercase, "
               "punctuation removed, spaces as hyphens, duplicates suffixed -1, -2)."),
@@ -50,17 +55,20 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
          help="The YAML frontmatter does not parse, or a known key has the wrong shape. Nothing from a "
               "malformed block is used."),
     Rule(code="AREA_UNDOCUMENTED", severity="info", title="No document covers or mentions this area",
-         help="No document covers, mentions or links to the area, any of its modules or any symbol they "
-              "declare. Mention the area (for example its directory in backticks) in the document that "
-              "describes it."),
+         help="No document covers, mentions or links to the library area, any of its modules or any symbol they "
+              "declare, while the documentation does describe most of the areas beside it. Mention the area (for "
+              "example its directory in backticks) in the document that describes it."),
     Rule(code="RELATION_UNDOCUMENTED", severity="info", title="Area-to-area import is not documented",
-         help="Modules in one area import modules in another, and no document covers or mentions both areas "
-              "(or declares the relation under `docbridge.relations`)."),
+         help="Modules in one library area import modules in another at run time, documents describe each of the "
+              "two areas, and none covers or mentions both (or declares the relation under "
+              "`docbridge.relations`). Imports of a shared utility area that most areas use do not count."),
     Rule(code="OWNERSHIP_PATH_UNOBSERVED", severity="warning", title="Ownership path does not exist",
          help="An ownership record in doc-bridge.config.json names a path where no file or directory exists "
               "(renamed, moved or mistyped)."),
-    Rule(code="IMPORT_CYCLE", severity="warning", title="Modules import each other in a cycle",
-         help="A chain of runtime imports returns to where it started. Type-only imports are not counted."),
+    Rule(code="IMPORT_CYCLE", severity="info", title="Modules import each other in a cycle",
+         help="A chain of runtime imports between library modules returns to where it started. Type-only imports "
+              "are not counted, nor are tests, examples and other code that is not library source. Information: "
+              "no documentation change fixes a cycle."),
     Rule(code="GENERATED_REGION_EDITED", severity="warning", title="Generated region was edited by hand",
          help="The lines between `<!-- doc-bridge:generated hash=H -->` and `<!-- /doc-bridge:generated -->` no "
               "longer hash to H (SHA-256 of the lines, first 16 hex digits). Regenerate the region, or re-seal "

@@ -150,10 +150,17 @@ class Cycle:
     evidence: tuple[tuple[str, str, tuple[Evidence, ...]], ...]  # (from, to, import evidence) per edge
 
 
+TYPE_ONLY_DETECTIONS = frozenset({"type", "re-export-type"})
+
+
+def type_only(relation: Relation) -> bool:
+    """Whether every import behind a relation is erased at run time (`import type`, `export type ... from`)."""
+    return set(relation.meta("detection", ()) or ("static",)) <= TYPE_ONLY_DETECTIONS
+
+
 def runtime_import_graph(relations: Iterable[Relation]) -> Digraph:
     """Module imports that exist at run time (type-only imports are erased by TypeScript)."""
-    kept = [r for r in relations if r.kind in IMPORT_KINDS and r.target.startswith("module:")
-            and set(r.meta("detection", ()) or ("static",)) != {"type"}]
+    kept = [r for r in relations if r.kind in IMPORT_KINDS and r.target.startswith("module:") and not type_only(r)]
     return build_digraph(kept, IMPORT_KINDS)
 
 

@@ -201,6 +201,7 @@ class CodeSpan(Row):
     column: int
     end_line: int
     end_column: int
+    literal: bool = False  # introduced as a value or a name ("set to `test`", "a cookie named `h3`")
 
     @property
     def span(self) -> Span:
@@ -265,6 +266,9 @@ class MarkdownFacts(Row):
     language: str
     line_count: int
     body: str
+    anchors: tuple[tuple[str, int], ...] = ()  # explicit anchors (HTML `id`/`name`, `{#id}` lines) and their lines
+    includes: tuple[str, ...] = ()  # documents included whole (`<!--@include: ./x.md-->`), as written
+    builds: str = ""  # a directive by which the site adds content (and headings) at build time ('' when none)
     kind: ClassVar[str] = DOCUMENT
     _nested: ClassVar[dict[str, type]] = {
         "headings": Heading, "declarations": Declaration, "issues": Issue, "links": Link,
@@ -278,7 +282,7 @@ class MarkdownFacts(Row):
 
     @property
     def slugs(self) -> frozenset[str]:
-        return frozenset(h.slug for h in self.headings)
+        return frozenset(h.slug for h in self.headings) | frozenset(a for a, _ in self.anchors)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -295,6 +299,7 @@ class Export(Row):
     column: int
     end_column: int
     source: str | None = None
+    original: str = ""  # a renaming re-export's name in its source (`export { a as b } from`: `a`)
 
     @property
     def declared(self) -> bool:
@@ -326,6 +331,7 @@ class ModuleFacts(Row):
     summary: str | None = None  # the first sentence of the file's leading comment
     prose: str = ""  # what the module says about itself: comments and message strings, bounded
     outline: tuple[str, ...] = ()  # member names of its exported classes (its public methods), bounded
+    generated: str = ""  # the marker in its leading comment that says it is generated ('' when none)
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type]] = {"exports": Export, "imports": Import}
 
@@ -349,6 +355,8 @@ class PackageFacts(Row):
     entry_points: tuple[str, ...]
     package_manager: str | None
     issues: tuple[Issue, ...]
+    private: bool = False
+    subpaths: tuple[tuple[str, str], ...] = ()  # `exports` subpaths (`./tiny`) and the file each names first
     kind: ClassVar[str] = "package-manifest"
     _nested: ClassVar[dict[str, type]] = {"issues": Issue}
 

@@ -21,9 +21,10 @@ from engine.config import CONFIG_FILE
 from engine.declared import declared_findings
 from engine.discovery.files import file_kind
 from engine.discovery.resolve import DocumentResolution, Reference
+from engine.discovery.roles import HISTORY_DOCUMENTS, OWN_PROJECT_ROLES, UNCHECKED_DOCUMENT_ROLES
 from engine.discovery.universe import EMPTY
 from engine.findings import RULES, Finding, Location, Range, fingerprint
-from engine.graph import import_cycles, runtime_import_graph
+from engine.graph import import_cycles, runtime_import_graph, type_only
 from engine.model import AREA, DOCUMENT, MODULE, Evidence, MarkdownFacts, entity_id, split_id
 
 if TYPE_CHECKING:
@@ -61,7 +62,34 @@ def _did_you_mean(candidates: list[str], fallback: str) -> str:
 # ------------------------------------------------------------------------------------------------ documents
 
 
+@functools.lru_cache(maxsize=8)
+def _history_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+
+
+def describes_history(ws: ModelState, path: str) -> bool:
+    """A changelog, release note, migration guide, blog post or decision record (`check.history`)."""
+    patterns = ws.config.check.history
+    return bool(_history_spec(tuple(HISTORY_DOCUMENTS if patterns is None else patterns)).match_file(path))
+
+
+MENTION_CODES = frozenset({"MENTION_UNRESOLVED", "SYMBOL_AMBIGUOUS"})
+
+
 def document_findings(ws: ModelState, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
+    """A document's findings. Documents that are data (test inputs, templates, generated output) have none;
+    examples, demos and documents that describe the past (`describes_history`) have no mention findings."""
+    path = facts.path
+    role = ws.universe.role_of(path)[0]
+    if role in UNCHECKED_DOCUMENT_ROLES:
+        return []
+    found = _document_findings(ws, resolution, facts)
+    if role in OWN_PROJECT_ROLES or (any(f.code in MENTION_CODES for f in found) and describes_history(ws, path)):
+        found = [f for f in found if f.code not in MENTION_CODES]
+    return found
+
+
+def _document_findings(ws: ModelState, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
     path = facts.path
     out: list[Finding] = []
     occurrences: dict[tuple[str, str], int] = defaultdict(int)
@@ -73,6 +101,12 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
     for ref in resolution.references:
         if ref.status in ("broken", "outside-root"):
             out.append(_link_broken(ws, path, ref, key("LINK_BROKEN", ref.text)))
+        elif ref.status == "unverified":
+            out.append(_finding(
+                "LINK_UNVERIFIED", f"Link {ref.message}." if ref.message else f"Link target `{ref.text}` cannot be "
+                f"checked here.", path, _range(ref.span),
+                "Check the link on the built site; if no page answers there, point it at an existing page.",
+                key("LINK_UNVERIFIED", ref.text), data={"target": ref.text}))
         elif ref.status == "anchor-missing":
             candidates = [f"#{c}" for c in ref.candidates]
             out.append(_finding(
@@ -207,8 +241,9 @@ def area_documentation(ws: ModelState) -> AreaDocumentation:
     return AreaDocumentation(dict(documents), declared)
 
 
-def area_imports(ws: ModelState) -> dict[tuple[str, str], list[Evidence]]:
-    """Observed area -> area imports with the evidence of every import that crosses."""
+def area_imports(ws: ModelState, runtime_only: bool = False) -> dict[tuple[str, str], list[Evidence]]:
+    """Observed area -> area imports with the evidence of every import that crosses (with `runtime_only`, not
+    type-only imports, which are erased at run time)."""
     layout = ws.universe.layout
     assert layout is not None
     pairs: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
@@ -218,7 +253,7 @@ def area_imports(ws: ModelState) -> dict[tuple[str, str], list[Evidence]]:
             continue
         for relation in ws.modules[module].relations:
             kind, target = split_id(relation.target)
-            if kind != MODULE:
+            if kind != MODULE or (runtime_only and type_only(relation)):
                 continue
             target_area = layout.module_area.get(target)
             if target_area is None or target_area == source_area:
@@ -234,24 +269,96 @@ def _import_structure(ws: ModelState, memo: dict[str, Any] | None) -> tuple[dict
                                                                            list[Any]]:
     """Area-to-area imports and import cycles: they read only module relations and the layout, so a
     documentation edit reuses them (`memo` keeps the last ones with the versions they were built from)."""
-    key = (ws.structure.modules, ws.structure.layout)
+    key = (ws.structure.modules, ws.structure.layout, structure_scope(ws))
     if memo is not None and memo.get("key") == key:
         return memo["value"]  # type: ignore[no-any-return]
-    value = (area_imports(ws), import_cycles(runtime_import_graph(
+    value = (area_imports(ws, runtime_only=structure_scope(ws) == "library"), import_cycles(runtime_import_graph(
         [r for resolution in ws.modules.values() for r in resolution.relations])))
     if memo is not None:
         memo["key"], memo["value"] = key, value
     return value
 
 
+def structure_scope(ws: ModelState) -> str:
+    """`all` or `library` (`check.structure`; unset: `all` where the repository declares its architecture to Doc
+    Bridge, by ownership records or relations declared in frontmatter)."""
+    configured = ws.config.check.structure
+    if configured is not None:
+        return configured
+    declared = bool(ws.config.ownership) or any(
+        declaration.kind == "relation" for facts in ws.universe.documents.values()
+        for declaration in facts.declarations)
+    return "all" if declared else "library"
+
+
+def library_areas(ws: ModelState) -> set[str]:
+    """Areas that hold library source (at least one module whose role is `source`)."""
+    layout = ws.universe.layout
+    assert layout is not None
+    universe = ws.universe
+    return {path for path, area in layout.areas.items() if any(universe.is_library(m) for m in area.modules)}
+
+
+def _siblings(layout: Any, path: str) -> list[str]:
+    area = layout.areas[path]
+    return [p for p, other in layout.areas.items()
+            if p != path and other.parent_id == area.parent_id and other.package_id == area.package_id]
+
+
+def expected_documented(ws: ModelState, documentation: AreaDocumentation, library: set[str]) -> set[str]:
+    """Library areas that documentation is expected to describe: those whose siblings (the areas beside them in
+    the same package) are at least half documented already. Documentation that names none of a package's
+    folders describes its code some other way (by feature, or on a site kept elsewhere), and a finding per folder
+    would be noise."""
+    layout = ws.universe.layout
+    assert layout is not None
+    expected = set()
+    for path in library:
+        siblings = [p for p in _siblings(layout, path) if p in library]
+        documented = sum(1 for p in siblings if documentation.documents.get(p))
+        if documented and 2 * documented >= len(siblings):
+            expected.add(path)
+    return expected
+
+
+def shared_areas(imports: dict[tuple[str, str], list[Evidence]], library: set[str], layout: Any) -> set[str]:
+    """Areas that most of their siblings import (three or more of them): shared utilities, whose use is no
+    relation worth documenting."""
+    importers: dict[str, set[str]] = defaultdict(set)
+    for source, target in imports:
+        importers[target].add(source)
+    shared = set()
+    for target, sources in importers.items():
+        siblings = set(_siblings(layout, target)) & library if target in layout.areas else set()
+        users = sources & siblings
+        if len(users) >= SHARED_MIN_USERS and 2 * len(users) >= len(siblings):
+            shared.add(target)
+    return shared
+
+
+SHARED_MIN_USERS = 3
+
+
 def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> list[Finding]:
+    """Structural findings, about library source only (tests, examples, demos, templates, the documentation
+    site's code, scripts and generated files are not what documentation describes):
+
+    - AREA_UNDOCUMENTED: a library area no document covers or mentions, where its sibling areas mostly are;
+    - RELATION_UNDOCUMENTED: a runtime import between two library areas that documents describe each, which no
+      document describes together (imports of a shared utility area do not count);
+    - IMPORT_CYCLE: a runtime import cycle through library modules;
+    - OWNERSHIP_PATH_UNOBSERVED: an ownership record naming a path that does not exist."""
     layout = ws.universe.layout
     assert layout is not None
     imports, cycles = _import_structure(ws, memo)
     out: list[Finding] = []
     documentation = area_documentation(ws)
+    everything = structure_scope(ws) == "all"
+    library = set(layout.areas) if everything else library_areas(ws)
+    expected = library if everything else expected_documented(ws, documentation, library)
+    shared = set() if everything else shared_areas(imports, library, layout)
     for path, area in sorted(layout.areas.items()):
-        if documentation.documents.get(path):
+        if documentation.documents.get(path) or path not in expected:
             continue
         first = area.modules[0] if area.modules else None
         out.append(_finding(
@@ -264,9 +371,13 @@ def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> l
             evidence=[Location.model_construct(path=m, range=Range.of(0, 0, 0, 0), message=None,
                                                content_hash=None) for m in area.modules[:8]]))
     for (source, target), evidence in imports.items():
+        if source not in library or target not in library or target in shared:
+            continue
         if (source, target) in documentation.declared:
             continue
-        if documentation.documents.get(source, set()) & documentation.documents.get(target, set()):
+        source_documents = documentation.documents.get(source, set())
+        target_documents = documentation.documents.get(target, set())
+        if source_documents & target_documents or (not everything and not (source_documents and target_documents)):
             continue
         first = evidence[0]
         modules = sorted({e.path for e in evidence})
@@ -293,6 +404,8 @@ def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> l
             record.id, entity=f"ownership:{record.id}", data={"candidates": candidates}))
     for cycle in cycles:
         modules = [split_id(node)[1] for node in cycle.nodes]
+        if not everything and not all(ws.universe.is_library(module) for module in modules):
+            continue
         first = cycle.evidence[0][2][0]
         chain = " → ".join([*modules, modules[0]])
         out.append(_finding(

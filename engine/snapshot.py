@@ -350,6 +350,7 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
     skipped = sorted(ws.skipped.items())
     unresolved = Counter()
     notes: list[dict[str, Any]] = []
+    parsed_with_errors = 0
     for resolution in ws.documents.values():
         for ref in resolution.references:
             if ref.status in ("broken", "outside-root"):
@@ -372,6 +373,11 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
             notes.append({"scope": f"imports:{module_resolution.path}",
                           "reason": f"{len(missing)} relative import(s) match no scanned module: {specifiers}."})
         facts = ws.universe.modules.get(module_resolution.path)
+        if facts is not None and facts.parse_errors:
+            parsed_with_errors += 1
+            notes.append({"scope": f"parse-errors:{module_resolution.path}",
+                          "reason": f"{facts.parse_errors} syntax error(s) the parser recovered from; exports "
+                                    f"after them may be missing."})
         if facts is not None and facts.dynamic_unanalyzed:
             notes.append({"scope": f"dynamic-imports:{module_resolution.path}",
                           "reason": f"{facts.dynamic_unanalyzed} dynamic import(s) with a computed specifier "
@@ -385,15 +391,26 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
     if not ws.universe.manifests:
         notes.append({"scope": "packages", "reason": "No package.json was found; areas are computed from the "
                                                       "repository root and no package entity exists."})
+    roles: Counter[str] = Counter()
+    generated: list[dict[str, str]] = []
+    for path in sorted(ws.universe.modules.keys()):
+        role, reason = ws.universe.role_of(path)
+        roles[role] += 1
+        if role == "generated":
+            generated.append({"path": path, "reason": reason})
     notes.sort(key=lambda n: n["scope"])
     coverage: dict[str, Any] = {
         "files": {"seen": len(present) + sum(1 for p, r in skipped
                                              if p not in present and r != INVALID_IGNORE_PATTERN),
-                  "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items()))},
+                  "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items())),
+                  "parsed_with_errors": parsed_with_errors},
         "skipped": [{"path": p, "reason": r} for p, r in skipped],
         "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),
         "unresolved": dict(sorted(unresolved.items())),
         "notes": notes[:MAX_NOTES],
+        # what part each module plays (engine.discovery.roles): only library source makes structural findings
+        "roles": dict(sorted(roles.items())),
+        "generated": generated[:MAX_NOTES],
     }
     if len(notes) > MAX_NOTES:
         coverage["notes_truncated"] = len(notes) - MAX_NOTES

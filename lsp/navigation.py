@@ -28,10 +28,15 @@ def _position(ls: DocBridgeServer, target: Target, position: T.Position) -> tupl
     return ls.convert.from_client(target.uri, position, target.state, target.path)
 
 
-def _definition(ls: DocBridgeServer, target: Target, params: T.DefinitionParams) -> T.Location | None:
+def _definition(ls: DocBridgeServer, target: Target, params: T.DefinitionParams) -> T.Location | list[
+        T.Location] | None:
     line, column = _position(ls, target, params.position)
-    found = ide.definition(target.state, target.path, line, column)
-    return ls.convert.location(target.folder, found, target.state) if found is not None else None
+    found = ide.definitions(target.state, target.path, line, column)
+    if not found:
+        return None
+    if len(found) == 1:
+        return ls.convert.location(target.folder, found[0], target.state)
+    return [ls.convert.location(target.folder, location, target.state) for location in found]
 
 
 def _hover(ls: DocBridgeServer, target: Target, params: T.HoverParams) -> T.Hover | None:
@@ -76,7 +81,7 @@ def fast(answer: Any, default: Any = None) -> Any:
 def register(server: DocBridgeServer) -> None:
     @server.feature(T.TEXT_DOCUMENT_DEFINITION)
     @safely()
-    async def definition(ls: DocBridgeServer, params: T.DefinitionParams) -> T.Location | None:
+    async def definition(ls: DocBridgeServer, params: T.DefinitionParams) -> T.Location | list[T.Location] | None:
         target = await ls.target(params.text_document.uri)
         for _ in range(2):  # the provisional state, then (when it found nothing) the full model
             if target is None:

@@ -65,3 +65,8 @@ def acme(tmp_path: Path) -> Path:
 @pytest.fixture
 def monorepo(tmp_path: Path) -> Path:
     return copy_fixture("monorepo", tmp_path)
+
+
+@pytest.fixture
+def statekit(tmp_path: Path) -> Path:
+    return copy_fixture("statekit", tmp_path)

@@ -130,14 +130,15 @@ def test_barrel_reexport_does_not_make_a_symbol_ambiguous(acme_snapshot: dict[st
     assert targets == {"module:src/billing/invoice.ts"}
 
 
-def test_ambiguous_symbol_produces_a_note_and_no_relation(acme_snapshot: dict[str, Any]) -> None:
-    assert not [r for r in acme_snapshot["relations"] if r["metadata"].get("symbol") == "formatAmount"]
+def test_a_name_two_modules_declare_resolves_by_the_document_it_is_mentioned_in(acme_snapshot: dict[str, Any]) -> None:
+    # `formatAmount` is declared by src/billing/invoice.ts and src/util/money.ts; docs/billing.md (line 25, about
+    # invoice amounts) means the billing one: the document's subject names the area of one candidate only
+    (rel,) = [r for r in acme_snapshot["relations"] if r["metadata"].get("symbol") == "formatAmount"]
+    assert (rel["source"], rel["target"], rel["kind"]) == (
+        "document:docs/billing.md", "module:src/billing/invoice.ts", "mentions-symbol")
+    assert rel["evidence"][0]["line"] == 25 - 1
     billing = next(e for e in acme_snapshot["entities"] if e["id"] == "document:docs/billing.md")
-    assert billing["ambiguous_symbols"] == [{
-        "symbol": "formatAmount", "candidates": ["module:src/billing/invoice.ts", "module:src/util/money.ts"],
-        "candidate_count": 2, "lines": [25 - 1]}]
-    notes = {n["scope"]: n["reason"] for n in acme_snapshot["coverage"]["notes"]}
-    assert "exported by 2 modules" in notes["mentions-symbol:docs/billing.md:formatAmount"]
+    assert "ambiguous_symbols" not in billing
 
 
 def test_fuzzy_typo_resolves_with_fuzzy_confidence(acme_snapshot: dict[str, Any]) -> None:
@@ -215,8 +216,7 @@ def test_scan_summary_counts_unresolved(tmp_path: Path) -> None:
     from conftest import copy_fixture
     root = copy_fixture("acme", tmp_path)
     summary = docbridge_json("scan", "--root", str(root), "--json")
-    assert summary["unresolved"] == {"ambiguous_symbols": 1, "anchors": 1, "declarations": 1, "links": 1,
-                                     "mentions": 1}
+    assert summary["unresolved"] == {"anchors": 1, "declarations": 1, "links": 1, "mentions": 1}
     assert summary["entities"]["document"] == 15
     assert summary["files"]["by_kind"] == {"document": 15, "module": 34, "package-manifest": 1, "tsconfig": 1}
 

@@ -6,8 +6,10 @@ root's real path, and directory loops are cut by remembering the real directorie
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +20,17 @@ from engine.config import CONFIG_FILE, Config
 from engine.globs import compile_lines
 
 DEFAULT_EXCLUDED_DIRS = frozenset({"node_modules", "dist", "build", "coverage", ".git", ".docbridge", "out"})
-MARKDOWN_EXTENSIONS = (".md", ".markdown")
+# Hidden folders that hold what documentation names: workflows and agent notes (`.github`), a documentation site's
+# configuration and theme (`.vitepress`, `.vuepress`, `.storybook`), site settings (`.config`). Every other hidden
+# folder (VCS, caches, build output) stays out.
+WALKED_HIDDEN_DIRS = frozenset({".github", ".vitepress", ".vuepress", ".storybook", ".config"})
+SITE_TOOL_DIRS = frozenset({".vitepress", ".vuepress"})
+SITE_TOOL_OUTPUT = frozenset({"cache", ".temp", ".cache"})
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
 MODULE_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 TSCONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
 BINARY_SNIFF_BYTES = 8192
+MAX_ATTRIBUTES_BYTES = 1 << 20  # a `.gitattributes` longer than this is read only this far
 # the skip reason of a `.gitignore` line pathspec rejects (its `path:line` is the skipped entry)
 INVALID_IGNORE_PATTERN = "invalid-ignore-pattern"
 
@@ -72,6 +81,14 @@ class IgnoreRules:
         # link targets typed in the editor are checked on every keystroke: answers are kept until a rule changes
         self._anywhere: dict[str, bool] = {}
         self._config_spec = compile_lines(config.ignore)[0] if config.ignore else None
+        self._generated: dict[str, pathspec.GitIgnoreSpec] = {}  # `.gitattributes` by directory
+        self.tracked: frozenset[str] | None = None  # what git tracks (None: not a git work tree, or git is absent)
+        self._tracked_dirs: frozenset[str] = frozenset()
+        self.committed_ignored: set[str] = set()  # tracked files a `.gitignore` lists (walked anyway)
+
+    def set_tracked(self, tracked: frozenset[str] | None) -> None:
+        self.tracked = tracked
+        self._tracked_dirs = frozenset(d for path in tracked or () for d in parent_dirs(path))
 
     def add_gitignore(self, directory: str, text: str) -> list[tuple[int, str, str]]:
         """Add one directory's `.gitignore`; a line pathspec rejects is left out and returned as
@@ -84,9 +101,60 @@ class IgnoreRules:
         self._anywhere = {}
         return [(numbered[index][0], line, reason) for index, line, reason in bad]
 
+    def add_gitattributes(self, directory: str, text: str) -> None:
+        """Add one directory's `.gitattributes`: the paths it marks `linguist-generated` or `linguist-vendored`
+        (a later line wins; `-attr`, `!attr` and `attr=false` unset) are generated, not source."""
+        lines = []
+        for raw in text.splitlines():
+            fields = raw.split()
+            if len(fields) < 2 or fields[0].startswith("#"):
+                continue
+            verdict = None
+            for attribute in fields[1:]:
+                name, _, value = attribute.lstrip("-!").partition("=")
+                if name in ("linguist-generated", "linguist-vendored"):
+                    verdict = not (attribute.startswith(("-", "!")) or value.lower() == "false")
+            if verdict is not None:
+                lines.append(fields[0] if verdict else "!" + fields[0])
+        if lines:
+            self._generated[directory] = compile_lines(lines)[0]
+
+    def marked_generated(self, path: str) -> bool:
+        """Whether `.gitattributes` marks the file generated or vendored."""
+        if not self._generated:
+            return False
+        parts = path.split("/")
+        verdict = False
+        for depth in range(len(parts)):
+            spec = self._generated.get("/".join(parts[:depth]))
+            if spec is not None:
+                result = spec.check_file("/".join(parts[depth:]))
+                if result.include is not None:
+                    verdict = result.include
+        return verdict
+
+    def excluded(self, path: str, is_dir: bool = False) -> bool:
+        """Left out whatever git tracks: the default folders, hidden folders and the configuration's `ignore`."""
+        parts = path.split("/")
+        folders = parts if is_dir else parts[:-1]
+        if any(p in DEFAULT_EXCLUDED_DIRS or (p.startswith(".") and p not in WALKED_HIDDEN_DIRS) for p in folders):
+            return True
+        probe = path + "/" if is_dir else path
+        return self._config_spec is not None and bool(self._config_spec.match_file(probe))
+
+    def tracked_despite_ignore(self, path: str, is_dir: bool) -> bool:
+        """Whether git tracks the file (or something under the folder) although a `.gitignore` lists it: such a
+        file is part of the repository (often committed build output)."""
+        if self.tracked is None or self.excluded(path, is_dir):
+            return False
+        return path in self._tracked_dirs if is_dir else path in self.tracked
+
     def is_ignored(self, path: str, is_dir: bool = False) -> bool:
         parts = path.split("/")
-        if any(p in DEFAULT_EXCLUDED_DIRS or p.startswith(".") for p in (parts if is_dir else parts[:-1])):
+        folders = parts if is_dir else parts[:-1]
+        if any(p in DEFAULT_EXCLUDED_DIRS or (p.startswith(".") and p not in WALKED_HIDDEN_DIRS) for p in folders):
+            return True
+        if any(a in SITE_TOOL_DIRS and b in SITE_TOOL_OUTPUT for a, b in itertools.pairwise(folders)):
             return True
         probe = path + "/" if is_dir else path
         if self._config_spec is not None and self._config_spec.match_file(probe):
@@ -150,6 +218,13 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
             for number, _, _ in invalid:  # the line is skipped; everything else proceeds
                 result.skipped[f"{rel_dir}/.gitignore:{number}" if rel_dir else f".gitignore:{number}"] = \
                     INVALID_IGNORE_PATTERN
+        attributes = os.path.join(abs_dir, ".gitattributes")
+        if os.path.isfile(attributes) and _inside(_real(attributes), real_root):
+            try:
+                with open(attributes, encoding="utf-8", errors="replace") as handle:
+                    rules.add_gitattributes(rel_dir, handle.read(MAX_ATTRIBUTES_BYTES))
+            except OSError:
+                pass
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError:
@@ -166,7 +241,10 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
                 continue
             is_dir = stat.S_ISDIR(st.st_mode)
             if rules.is_ignored(rel, is_dir=is_dir):
-                continue
+                if not rules.tracked_despite_ignore(rel, is_dir):
+                    continue
+                if not is_dir:
+                    rules.committed_ignored.add(rel)
             if is_link and not _inside(_real(entry.path), real_root):
                 result.skipped[rel] = "symlink-outside-root"
                 continue
@@ -178,9 +256,26 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
                     continue
                 result.files.append(WalkedFile(rel, file_kind(rel), st.st_size, st.st_mtime_ns))
 
+    rules.set_tracked(tracked_paths(root))
     visit(str(root), "")
     result.files.sort(key=lambda f: f.path)
     return result, rules
+
+
+GIT_TIMEOUT = 30  # seconds `git ls-files` may take before the walk goes on without it
+
+
+def tracked_paths(root: Path) -> frozenset[str] | None:
+    """The files git tracks in a work tree rooted at `root` (None when `root` is not the top of one, or git is
+    missing or fails): `.gitignore` only hides untracked files, so a tracked file it lists is still walked."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached"], capture_output=True,
+                              timeout=GIT_TIMEOUT, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(p for p in done.stdout.decode("utf-8", errors="replace").split("\0") if p)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,60 @@ _PROBE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mj
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 
 
+def probe_module(universe: Universe, path: str) -> str | None:
+    """The module a specifier's path names: as written, with an extension or `/index.*` added, or the `.ts`
+    source of a `.js` name."""
+    modules = universe.modules
+    if path in modules:
+        return path
+    for ext in _PROBE_EXTENSIONS:
+        if path + ext in modules:
+            return path + ext
+    for ext in _PROBE_EXTENSIONS:
+        if f"{path}/index{ext}" in modules:
+            return f"{path}/index{ext}"
+    stem, dot, ext = path.rpartition(".")
+    if dot and "." + ext in _JS_TO_TS:
+        for replacement in _JS_TO_TS["." + ext]:
+            if stem + replacement in modules:
+                return stem + replacement
+    return None
+
+
+BUILD_FOLDERS = ("dist/", "build/", "lib/", "out/", "esm/", "cjs/", "types/")
+BUILD_FLAVOURS = frozenset({"types", "esm", "cjs", "es", "mjs", "node", "browser", "src"})
+_DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+
+
+def manifest_file_module(universe: Universe, directory: str, target: str) -> str | None:
+    """The module behind a file a manifest names (`./dist/node/index.js`): the file itself, else its source
+    under `src/` (built output mirrors the source tree), with declaration and JS extensions tried as sources."""
+    prefix = "" if directory in ("", ".") else f"{directory}/"
+    entry = target.removeprefix("./")
+    candidates = [f"{prefix}{entry}"]
+    for built in BUILD_FOLDERS:
+        if entry.startswith(built):
+            rest = entry[len(built):]
+            candidates.append(f"{prefix}src/{rest}")
+            flavour, _, inner = rest.partition("/")
+            if inner and flavour in BUILD_FLAVOURS:  # `dist/types/x.d.ts`, `dist/esm/x.js` -> `src/x`
+                candidates.append(f"{prefix}src/{inner}")
+    for candidate in candidates:
+        path = normalise(candidate)
+        if not path:
+            continue
+        for suffix in _DECLARATION_SUFFIXES:
+            if path.endswith(suffix) and path not in universe.modules:
+                path = path[:-len(suffix)]
+                break
+        found = probe_module(universe, path)
+        if found is None and "." in path.rsplit("/", 1)[-1]:
+            found = probe_module(universe, path.rsplit(".", 1)[0])
+        if found is not None:
+            return found
+    return None
+
+
 @dataclass(slots=True)
 class ImportOutcome:
     imp: Import
@@ -47,21 +101,7 @@ class _ModuleResolver:
         """Extension and `index` probing, and `.js` written for a `.ts` source."""
         self.deps.add(("dir-files", dirname(path)))
         self.deps.add(("dir-files", path))
-        modules = self.u.modules
-        if path in modules:
-            return path
-        for ext in _PROBE_EXTENSIONS:
-            if path + ext in modules:
-                return path + ext
-        for ext in _PROBE_EXTENSIONS:
-            if f"{path}/index{ext}" in modules:
-                return f"{path}/index{ext}"
-        stem, dot, ext = path.rpartition(".")
-        if dot and "." + ext in _JS_TO_TS:
-            for replacement in _JS_TO_TS["." + ext]:
-                if stem + replacement in modules:
-                    return stem + replacement
-        return None
+        return probe_module(self.u, path)
 
     def resolve(self, specifier: str) -> tuple[str | None, str]:
         if specifier.startswith((".", "/")):
@@ -159,7 +199,7 @@ def resolve_module(universe: Universe, facts: ModuleFacts) -> ModuleResolution:
         outcomes.append(ImportOutcome(imp, target, status))
         if target is None or target == source:
             continue
-        kind = "re-exports" if imp.kind == "re-export" else "imports"
+        kind = "re-exports" if imp.kind in ("re-export", "re-export-type") else "imports"
         groups.setdefault((kind, target), []).append(imp)
     relations = []
     for (kind, target), imports in sorted(groups.items()):

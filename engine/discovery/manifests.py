@@ -62,7 +62,8 @@ def analyze_package_json(path: str, text: str, data: bytes | None = None) -> Pac
     package_manager = manifest.get("packageManager") if isinstance(manifest.get("packageManager"), str) else None
     return PackageFacts(path, content_hash, directory, name.strip() if name else None,
                         _line_of(text, r'"name"\s*:') if name else 0, workspaces, scripts,
-                        tuple(sorted(dependencies.items())), entries, package_manager, ())
+                        tuple(sorted(dependencies.items())), entries, package_manager, (),
+                        manifest.get("private") is True, _subpaths(manifest))
 
 
 def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
@@ -84,6 +85,40 @@ def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
     for key in ("source", "types", "typings", "module", "main"):
         add(manifest.get(key))
     return tuple(found)
+
+
+MAX_SUBPATHS = 256
+
+
+def _first_file(value: Any) -> str | None:
+    """The file a conditional export names first (types, then import, default, require, node)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        # a condition that names the source (`source`, `@scope/source`) is the file itself, before built output
+        sources = [k for k in value if isinstance(k, str) and k.rsplit("/", 1)[-1] == "source"]
+        for key in (*sources, "import", "default", "require", "node", "types", *value.keys()):
+            found = _first_file(value.get(key)) if key in value else None
+            if found:
+                return found
+    return None
+
+
+def _subpaths(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """`exports` subpaths other than `.` (`./tiny` -> `./dist/preset/tiny.js`), wildcard patterns left out."""
+    exports = manifest.get("exports")
+    if not isinstance(exports, dict):
+        return ()
+    found = []
+    for key, value in exports.items():
+        if not isinstance(key, str) or not key.startswith("./") or "*" in key or key == "./package.json":
+            continue
+        target = _first_file(value)
+        if target and "*" not in target:
+            found.append((key, target))
+        if len(found) >= MAX_SUBPATHS:
+            break
+    return tuple(sorted(found))
 
 
 _JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)

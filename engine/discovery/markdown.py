@@ -38,14 +38,36 @@ MAX_HEADINGS = 1000
 # analysis takes stays linear in the input whatever its shape
 MAX_LINE_CHARS = 100_000  # one line longer than this: `line-too-long`
 MAX_NESTING = 16  # more nested containers (`>`, list items) on one line: `nesting-too-deep`
-FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical")
+FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical", "id", "slug",
+                    "permalink")
 
 _OPEN_RE = re.compile(r"^\s*<!--\s*doc-bridge:generated\b(.*?)-->\s*$")
 _CLOSE_RE = re.compile(r"^\s*<!--\s*/doc-bridge:generated\s*-->\s*$")
 _HASH_RE = re.compile(r"\bhash=([A-Za-z0-9]+)")
 _SLUG_DROP = regex.compile(r"[^\p{L}\p{M}\p{N}\p{Pc} -]")
-# `## Title {#custom-id}`: the explicit anchor of VitePress, MkDocs (attr_list), Docusaurus and Pandoc
-_CUSTOM_ID = re.compile(r"\s*\{#([A-Za-z0-9_][\w.:-]*)\}\s*$")
+# `## Title {#custom-id}`: the explicit anchor of VitePress, MkDocs (attr_list), Docusaurus and Pandoc; `[#id]`
+# is Fumadocs' spelling of it
+_CUSTOM_ID = re.compile(r"\s*[{\[]#([A-Za-z0-9_][\w.:-]*)[}\]]\s*$")
+# `{#id}` alone on a line: VitePress and markdown-it-attrs give the block before it that id
+_STANDALONE_ID = re.compile(r"^\s*\{#([A-Za-z0-9_][\w.:-]*)\}\s*$")
+# HTML anchors: `id="x"` on any element, `<a name="x">` (GitHub and every documentation site link to both)
+_HTML_ID = re.compile(r"""\bid\s*=\s*["']([^"'\s]+)["']""", re.I)
+_HTML_NAME = re.compile(r"""<a\b[^>]*?\bname\s*=\s*["']([^"'\s]+)["']""", re.I)
+# `<!--@include: ./part.md-->` (VitePress): the included document's headings are this one's anchors too
+_INCLUDE = re.compile(r"<!--\s*@include:\s*([^\s{}>]+?)(?:\{[^}]*\})?\s*-->")
+# MDX: a JSX element's link attribute (`<Link href="/x">`, `<LinkCard href=...>`, `<a href=...>`, `to=`)
+_JSX_LINK = re.compile(r"""<(?:[A-Z][\w.]*|a)\b[^<>]*?\b(?:href|to)\s*=\s*"""
+                       r"""(?:["']([^"'{}\s]+)["']|\{\s*["']([^"'{}\s]+)["']\s*\})""")
+_ESM_LINE = re.compile(r"^(?:import|export)\b")
+# words that introduce a value or a name, not a reference: "set to `test`", "a cookie named `h3`"
+_LITERAL_LEAD = re.compile(r"\b(?:named|called|set to|sets? it to|defaults? to|equal to|equals|value of|values? "
+                           r"(?:is|are))\s*$", re.I)
+# Directives by which a documentation site writes part of a page (and its headings) when it builds: svelte.dev's
+# `> TYPES: Module`, mkdocstrings' `::: package.module`, MDX components that render API tables
+_BUILD_DIRECTIVE = re.compile(r"^(?:>\s*[A-Z][A-Z_]{2,}:\s*\S.*|:::\s+[\w.]+\s*|<(?:Auto\w+|TypeTable|APIReference|"
+                              r"ApiReference|DocCardList|TSDoc|PropsTable)\b.*)$", re.M)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+MDX_EXTENSIONS = (".mdx",)
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 _LETTER = regex.compile(r"\p{L}")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -285,6 +307,11 @@ class Frontmatter(BaseModel):
     # never an error: these keys belong to the site generator
     ref: Any = None
     canonical: Any = None
+    # where a documentation site serves the page (Docusaurus `id`/`slug`, Jekyll/Eleventy `permalink`); any other
+    # shape is the site's business, never an error
+    id: Any = None
+    slug: Any = None
+    permalink: Any = None
     covers: list[str] = Field(default_factory=list)
     docbridge: DocbridgeBlock | None = None
 
@@ -292,6 +319,12 @@ class Frontmatter(BaseModel):
     @classmethod
     def _scalar(cls, value: Any) -> Any:
         return _stringify(value)
+
+    @field_validator("id", "slug", "permalink", mode="before")
+    @classmethod
+    def _route(cls, value: Any) -> Any:
+        value = _stringify(value)
+        return value if isinstance(value, str) else None
 
     @field_validator("covers", mode="before")
     @classmethod
@@ -384,6 +417,9 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
             return (), (), issue(f"Frontmatter is too complex to read: {complex_reason}.", first)
         data = yaml.load(content, Loader=_YAML_LOADER) if content.strip() else {}
     except yaml.YAMLError as exc:
+        flat = _flat_frontmatter(content)
+        if flat is not None:  # `title: @scope/pkg`: not YAML, but what sites that read `key: value` lines accept
+            return _frontmatter_values(lines, first, last, flat)
         # "while parsing a flow sequence" errors carry where the construct began: the line a person fixes
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = first + (mark.line if mark is not None else 0)
@@ -399,6 +435,36 @@ def _frontmatter(lines: list[str], first: int, last: int, content: str) -> tuple
     if not isinstance(data, dict):
         return (), (), issue("Frontmatter must be a YAML mapping of keys to values.", first,
                              "DOCBRIDGE_STRUCTURE_INVALID")
+    return _frontmatter_values(lines, first, last, data)
+
+
+_FLAT_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+OWN_KEYS = ("covers", "docbridge")  # Doc Bridge's own keys: they must be valid YAML
+
+
+def _flat_frontmatter(content: str) -> dict[str, str] | None:
+    """Frontmatter that YAML refuses only because a plain value starts with a character YAML reserves (`@`,
+    `` ` ``), read as one `key: value` per line, as documentation sites read it; None when any line is not such a
+    pair, a value opens a YAML collection or quote (a real mistake), or one of Doc Bridge's own keys is there."""
+    found: dict[str, str] = {}
+    reserved = False
+    for line in content.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _FLAT_LINE.match(line)
+        if match is None or match.group(1) in OWN_KEYS or match.group(2).startswith(("[", "{", '"', "'", "|", ">")):
+            return None
+        reserved = reserved or match.group(2).startswith(("@", "`"))
+        found[match.group(1)] = match.group(2)
+    return found if reserved else None
+
+
+def _frontmatter_values(lines: list[str], first: int, last: int, data: dict[str, Any]) -> tuple[
+        tuple[tuple[str, str], ...], tuple[Declaration, ...], tuple[Issue, ...]]:
+    def issue(message: str, line: int, code: str = "DOCBRIDGE_FRONTMATTER_MALFORMED") -> tuple[Issue, ...]:
+        width = len(lines[line]) if 0 <= line < len(lines) else 0
+        return (Issue(code, message, line, 0, line, width),)
+
     try:
         parsed = Frontmatter.model_validate(data)
     except ValidationError as exc:
@@ -560,11 +626,67 @@ def _plain(children: list[Any]) -> str:
 # The analyzer
 
 
+def _mdx_source(lines: list[str]) -> tuple[list[str], list[tuple[int, int, int, str]]]:
+    """MDX read as Markdown: ESM `import`/`export` statements and `{/* comments */}` blanked (lines keep their
+    numbers), and the link attributes of JSX elements (`<Link href="/x">`) as (line, column, end, href)."""
+    out = list(lines)
+    links: list[tuple[int, int, int, str]] = []
+    fence: str | None = None
+    statement = False  # inside a multi-line import/export
+    comment = False  # inside a multi-line {/* */}
+    for number, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opened and not statement and not comment:
+            fence = opened.group(1)
+            continue
+        if statement or (not comment and _ESM_LINE.match(line)):
+            out[number] = ""
+            stripped = line.rstrip()
+            # a statement ends at a line ending in `;`, a closing quote or `}` of a one-line form
+            statement = not (stripped.endswith((";", "'", '"', "`")) or re.search(r"\bfrom\s*['\"][^'\"]*['\"]", line)
+                             or (stripped.endswith("}") and stripped.count("{") >= stripped.count("}")))
+            if _ESM_LINE.match(line) and stripped.endswith(("{", ",", "(")):
+                statement = True
+            continue
+        if comment or "{/*" in line:
+            start = 0 if comment else line.find("{/*")
+            end = line.find("*/}", start)
+            comment = end < 0
+            out[number] = line[:start] + " " * ((len(line) if end < 0 else end + 3) - start) + \
+                ("" if end < 0 else line[end + 3:])
+            line = out[number]
+        for match in _JSX_LINK.finditer(line):
+            href = match.group(1) or match.group(2)
+            column = match.start(1) if match.group(1) else match.start(2)
+            links.append((number, column, column + len(href), href))
+    return out, links
+
+
+def _build_directive(text: str, code_lines: set[int]) -> str:
+    """The first directive outside code by which the site writes part of the page when it builds ('' if none)."""
+    for match in _BUILD_DIRECTIVE.finditer(text):
+        if text.count("\n", 0, match.start()) not in code_lines:
+            return match.group(0).strip()[:80]
+    return ""
+
+
+def _html_anchors(content: str) -> list[str]:
+    return [m.group(1) for m in _HTML_ID.finditer(content)] + [m.group(1) for m in _HTML_NAME.finditer(content)]
+
+
 def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:
-    """Facts of one Markdown document. Never raises on content: problems become `issues`."""
+    """Facts of one Markdown (or MDX) document. Never raises on content: problems become `issues`."""
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     text = text.removeprefix("\ufeff")
     lines = [line.rstrip("\r") for line in text.split("\n")]
+    jsx_links: list[tuple[int, int, int, str]] = []
+    if path.lower().endswith(MDX_EXTENSIONS):
+        lines, jsx_links = _mdx_source(lines)
+        text = "\n".join(lines)
     if budget_reason(text) is not None:  # scans skip such a document (a counted reason); others get no facts
         return MarkdownFacts(path, content_hash, None, (), None, 0, (), (), (), (), (), (), "en", len(lines), "")
     env: dict[str, Any] = {PATH_KEY: path}  # an edit re-parses the blocks it changed (markdown_blocks)
@@ -597,9 +719,15 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     positions = _Positions(lines, {})
     in_paragraph = False
     heading_level = 0
+    anchors: list[tuple[str, int]] = []
+    includes: list[str] = []
 
     for _index, token in enumerate(tokens):
         kind = token.type
+        if kind == "html_block" and token.map:
+            anchors.extend((anchor, token.map[0]) for anchor in _html_anchors(token.content))
+            includes.extend(m.group(1) for m in _INCLUDE.finditer(token.content))
+            continue
         if kind == "front_matter" and token.map:
             first, last = token.map[0] + 1, token.map[1] - 1
             frontmatter, declarations, issues = _frontmatter(lines, first, max(first, last), token.content)
@@ -627,6 +755,13 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
         children = token.children or []
         starts, bases = positions.bases(token)
         line_no = token.map[0]
+        for child in children:
+            if child.type == "html_inline" and ("id" in child.content or "name" in child.content):
+                anchors.extend((anchor, line_no) for anchor in _html_anchors(child.content))
+        standalone = _STANDALONE_ID.match(token.content) if in_paragraph else None
+        if standalone is not None:
+            anchors.append((standalone.group(1), line_no))
+            continue
         plain = _plain(children)
         words += len(plain.split())
         if heading_level and len(headings) < MAX_HEADINGS and plain.strip():
@@ -653,13 +788,19 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
             _, end_col = positions.at(token, starts, bases, end_offset)
             positions.cursors[line_no] = end_col
 
+    for line, column, end_column, href in jsx_links:
+        if line not in region_lines and line not in code_lines:
+            links.append(Link(href, "", "inline", line, column, line, end_column))
+    links.sort(key=lambda link: (link.line, link.column))
     title = dict(frontmatter).get("title") or next((h.text for h in headings if h.level == 1), None)
     body = " ".join(" ".join(body_parts).split())[:BODY_LIMIT]
     return MarkdownFacts(
         path=path, content_hash=content_hash, title=title, headings=tuple(headings), summary=summary,
         word_count=words, frontmatter=frontmatter, declarations=declarations, issues=issues,
         links=tuple(links), code_spans=tuple(spans), regions=tuple(regions),
-        language=detect_language(text), line_count=len(lines), body=body)
+        language=detect_language(text), line_count=len(lines), body=body,
+        anchors=tuple(sorted(set(anchors), key=lambda a: (a[1], a[0]))), includes=tuple(dict.fromkeys(includes)),
+        builds=_build_directive(text, code_lines))
 
 
 def _lone_link(children: list[Any]) -> bool:
@@ -702,7 +843,8 @@ def _inline_facts(inline: Any, children: list[Any], starts: list[int], bases: li
                 continue
             code = " ".join(child.content.split())
             if code:
-                spans.append(CodeSpan(code, line, column, end_line, end_column))
+                literal = bool(_LITERAL_LEAD.search(inline.content, max(0, src[0] - 40), src[0]))
+                spans.append(CodeSpan(code, line, column, end_line, end_column, literal))
         elif child.type == "link_open" and src:
             open_links.append((child, index))
         elif child.type == "link_close" and open_links:

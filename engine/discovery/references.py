@@ -11,7 +11,7 @@ import functools
 import re
 import unicodedata
 import urllib.parse
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,8 +21,12 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
+from engine.discovery.imports import manifest_file_module
+from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE
+from engine.discovery.routes import clean_route, route_name, routes_of
+from engine.discovery.surface import declaration_of, public_declarations
 from engine.discovery.universe import Key, Universe, dirname
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, MarkdownFacts, Relation, Span, entity_id
+from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, Heading, MarkdownFacts, Relation, Span, entity_id
 
 MAX_EVIDENCE = 8
 MAX_TOKEN = 256
@@ -35,6 +39,21 @@ _NOT_A_PATH = re.compile(r"[\s*?\[\]{}()<>|;&$=!\"',`\\^~%]")
 _PATH_SEGMENT = re.compile(r"^[\w.@+-]+$")
 _LINE_ANCHOR = re.compile(r"^L\d+")
 SOURCE_EXTENSIONS = (".md", ".markdown", *MODULE_EXTENSIONS, ".json", ".yaml", ".yml", ".toml")
+# `getQuery(event)`, `new Hono()`, `defineConfig<T>({ ... })`: a call names its callee
+_CALL_FORM = re.compile(r"^(?:new\s+)?(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<[^()]*>)?\(.*\)$", re.S)
+# a name written as code: camelCase, PascalCase, snake_case or `$`; a plain lowercase word may be prose
+_CODE_LIKE = re.compile(r"[A-Z_$]|[a-z][0-9]")
+_NEW_FORM = re.compile(r"^new\s+(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
+_WORDS = re.compile(r"[a-z0-9]+")
+_DECLARATION_FILES = (".d.ts", ".d.mts", ".d.cts")
+# words of the language and its runtime: never a mention of a repository's export, whoever declares one
+NOT_SYMBOLS = frozenset(
+    "default string number boolean bigint symbol object undefined null true false void never unknown any this "
+    "super new typeof instanceof in of as is keyof readonly async await yield function class const let var return "
+    "if else for while do switch case break continue export import from extends implements interface type enum "
+    "namespace declare module require Promise Array Object Map Set WeakMap WeakSet Error TypeError RangeError "
+    "Date RegExp JSON Math Number String Boolean Symbol Function Proxy Reflect console window document globalThis "
+    "process Buffer NaN Infinity".split())
 
 
 class ReferenceStatus(StrEnum):
@@ -49,6 +68,8 @@ class ReferenceStatus(StrEnum):
     ANCHOR_MISSING = "anchor-missing"  # the document exists, the `#anchor` does not
     UNRESOLVED = "unresolved"  # looks like a repository path, matches nothing
     RENAMED = "renamed"  # names an export its module renamed (`candidates` holds the new name)
+    SAME_NAME = "same-name"  # a symbol several packages declare alike, the context not saying which
+    UNVERIFIED = "unverified"  # a site route no page here serves: the site may serve it from elsewhere
     EXTERNAL = "external"  # a URL
     IGNORED = "ignored"  # a path the ignore rules exclude
     NONE = "none"  # not a reference after all (prose in backticks)
@@ -68,7 +89,40 @@ class ReferenceStatus(StrEnum):
         return self in (ReferenceStatus.BROKEN, ReferenceStatus.OUTSIDE_ROOT)
 
 
-_NAMES_TARGET = frozenset({ReferenceStatus.RESOLVED, ReferenceStatus.FUZZY, ReferenceStatus.ANCHOR_MISSING})
+KNOWN_EXTENSIONS = frozenset({"md", "mdx", "markdown", "ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "json",
+                              "yaml", "yml", "toml", "css", "scss", "html", "svg", "png", "jpg", "txt", "vue",
+                              "svelte", "astro"})
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def _route_like(written: str) -> bool:
+    """A link that names a site's route rather than a file: no extension (or `.html`), or a trailing slash."""
+    last = written.rstrip("/").rsplit("/", 1)[-1]
+    return written.endswith("/") or "." not in last or last.lower().endswith((".html", ".htm"))
+
+
+# Folder names every project has: in a documentation site's pages they name the reader's project, not this one
+PROJECT_FOLDERS = frozenset({"src", "app", "apps", "lib", "pages", "routes", "components", "public", "static", "test",
+                             "tests", "config", "content", "assets", "styles", "server", "client", "api", "utils",
+                             "types", "scripts", "dist", "build", "docs", "packages"})
+PLACEHOLDER_SEGMENTS = frozenset({"xxx", "foo", "bar", "baz", "qux", "path", "my-app", "my-project", "your-project",
+                                  "your-app", "example.com"})
+_ABOUT_THIS_REPOSITORY = re.compile(r"contribut|(^|/)(development|hacking|maintain\w*|architecture|agents|claude|"
+                                    r"copilot-instructions|internals?)(\.\w+)?$|(^|/)(maintain\w*|internals?)/", re.I)
+
+
+def about_this_repository(path: str) -> bool:
+    """Contributor documentation (CONTRIBUTING, architecture, maintainer and agent notes): every path it names is
+    one of this repository's."""
+    return bool(_ABOUT_THIS_REPOSITORY.search(path))
+
+
+_NAMES_TARGET = frozenset({ReferenceStatus.RESOLVED, ReferenceStatus.FUZZY, ReferenceStatus.ANCHOR_MISSING,
+                           ReferenceStatus.UNVERIFIED})
 _NAVIGABLE = _NAMES_TARGET | {ReferenceStatus.EXISTING}
 S = ReferenceStatus
 
@@ -126,22 +180,34 @@ class _DocumentResolver:
         self._headings: dict[str, HeadingIndex] = {}
 
     def headings(self, path: str) -> HeadingIndex:
-        """The heading index of a document (this one's own for its path), built once per resolution."""
+        """The anchor index of a document (this one's own for its path), with the headings of the documents it
+        includes, built once per resolution."""
         index = self._headings.get(path)
         if index is None:
-            if path == self.facts.path:
-                headings = self.facts.headings
-            else:
-                target_facts = self.u.documents.get(path)
-                headings = target_facts.headings if target_facts else ()
-            index = self._headings[path] = HeadingIndex(headings)
+            target_facts = self.facts if path == self.facts.path else self.u.documents.get(path)
+            headings = list(target_facts.headings) if target_facts else []
+            anchors = list(target_facts.anchors) if target_facts else []
+            for written in target_facts.includes if target_facts else ():
+                included = normalise(f"{dirname(path)}/{written}" if dirname(path) else written)
+                if included and included != path:
+                    self.deps.add(("slugs", included))
+                    facts = self.u.documents.get(included)
+                    if facts is not None:
+                        headings.extend(facts.headings)
+                        anchors.extend(facts.anchors)
+            index = self._headings[path] = HeadingIndex(headings, anchors)
         return index
 
     # tokens (inline code, link text)
 
     def token(self, raw: str, span: Span, origin: str) -> Reference:
         text = raw.strip()
-        if not text or len(text) > MAX_TOKEN or _SPACE.search(text):
+        if not text or len(text) > MAX_TOKEN:
+            return Reference(origin, span, raw, "none")
+        call = _CALL_FORM.match(text) or _NEW_FORM.match(text)
+        if call is not None:  # `getQuery(event)`, `new Hono()`, `defineConfig({ ... })`: the callee is named
+            text = call.group("callee")
+        if _SPACE.search(text) or text in NOT_SYMBOLS:
             return Reference(origin, span, raw, "none")
         line_hint = None
         match = _LOCATION_SUFFIX.match(text)
@@ -163,16 +229,28 @@ class _DocumentResolver:
         member = None
         if not _IDENT.match(name) and "." in name and "/" not in name:
             head, _, member = name.partition(".")
-            name = head if _IDENT.match(head) else ""
-        if name and _IDENT.match(name) and name not in ("default",):
+            last = member.rsplit(".", 1)[-1]
+            # `z.treeifyError()`, `vi.fn`: a member written as code that some module exports is what the mention
+            # calls (the head is a namespace or a variable); otherwise the head is what is named
+            if _IDENT.match(last) and (_CODE_LIKE.search(last) or self.namespace(head)) and \
+                    self.u.symbol_owners(last, self.deps) and last not in NOT_SYMBOLS:
+                name, member = last, None
+            else:
+                name = head if _IDENT.match(head) else ""
+        if name and _IDENT.match(name) and name not in NOT_SYMBOLS:
             owners = self.u.symbol_owners(name, self.deps)
-            if len(owners) == 1:
+            declared_as = name
+            if owners and not self.u.owners.get(name):  # only barrels export it: follow them to the declaration
+                owners, declared_as = self.through_barrels(name, owners)
+            chosen, alike = self.declarations(declared_as, owners, span.line) if owners else (owners, False)
+            if len(chosen) == 1:
                 # the declaration's position is looked up when asked (it moves with every edit of the module)
-                return Reference(origin, span, raw, "resolved", entity_id(MODULE, owners[0]), owners[0],
-                                 "mentions-symbol", symbol=name)
-            if len(owners) > 1 and member is None:
-                return Reference(origin, span, raw, "ambiguous", symbol=name,
-                                 candidates=tuple(entity_id(MODULE, o) for o in owners))
+                return Reference(origin, span, raw, "resolved", entity_id(MODULE, chosen[0]), chosen[0],
+                                 "mentions-symbol", symbol=declared_as)
+            if len(chosen) > 1 and member is None:
+                status = "same-name" if alike or not _CODE_LIKE.search(name) else "ambiguous"
+                return Reference(origin, span, raw, status, symbol=name,
+                                 candidates=tuple(entity_id(MODULE, o) for o in chosen))
             if not owners and member is None:
                 renamed = self.u.renamed_symbol(name, self.deps)
                 if renamed is not None:
@@ -183,31 +261,196 @@ class _DocumentResolver:
                                              f"`{new_name}`")
         if path_shaped and "/" not in candidate:
             same = self.u.by_basename(candidate, self.deps)
-            if len(same) == 1:
+            # a bare file name names the one file that bears it, unless that file is a test's, an example's, a
+            # template's or a demo's away from the document (`webpack.config.js` in a guide is the reader's)
+            if len(same) == 1 and (same[0] in self.u.documents or self.u.is_library(same[0]) or self.near(same[0])):
                 return self.path_reference(origin, span, raw, same[0], line_hint, confidence="fuzzy")
         if not path_shaped or "/" not in candidate:
             return Reference(origin, span, raw, "none")
         cleaned = normalise(candidate.lstrip("/").removeprefix("./"))
         if cleaned is None:
             return Reference(origin, span, raw, "none")
-        matches = self.u.fuzzy(cleaned, self.deps)
+        if not self.published() or about_this_repository(self.facts.path):
+            suffixed = self.unique_suffix(cleaned)
+            if suffixed is not None:
+                return self.path_reference(origin, span, raw, suffixed, line_hint, confidence="fuzzy")
+        # a near path with another real extension is another file (`names.json` is no typo of `names.ts`)
+        matches = [m for m in self.u.fuzzy(cleaned, self.deps)
+                   if _extension(m[0]) == _extension(cleaned) or _extension(cleaned) not in KNOWN_EXTENSIONS]
         if len(matches) == 1:  # exactly one candidate close enough: convenience never invents a fact
             return self.path_reference(origin, span, raw, matches[0][0], line_hint, confidence="fuzzy")
         if origin == "code" and not candidate.startswith("/") and self.looks_like_repository_path(cleaned):
             return Reference(origin, span, raw, "unresolved", target_path=cleaned)
         return Reference(origin, span, raw, "none")
 
+    def declarations(self, name: str, owners: list[str], line: int) -> tuple[list[str], bool]:
+        """The declarations a mention of a name several modules declare can mean, best first, and whether they
+        are alike (in different packages: the same API published twice, not a defect of the document).
+
+        Library source outranks tests, examples and the rest, which outrank generated copies; an implementation
+        outranks its hand-written declaration file; then the context of the mention decides: the document's own
+        package, else the one candidate whose path or package name has a word that the document's path, title
+        or section heading also has (`docs/framework/react/...` means `@tanstack/react-query`); then what a
+        package's entry points export outranks internals that share the name; then the package the others depend
+        on (the original an adapter re-declares)."""
+        u = self.u
+        tiers: dict[int, list[str]] = defaultdict(list)
+        for owner in owners:
+            role = u.role_of(owner)[0]
+            if role != SOURCE and not self.near(owner):
+                continue  # a test's, example's or demo's name means that code only to documents beside it
+            tiers[0 if role == SOURCE else 2 if role == GENERATED else 1].append(owner)
+        if not tiers:
+            return [], False
+        candidates = tiers[min(tiers)]
+        implementations = [c for c in candidates if not c.endswith(_DECLARATION_FILES)]
+        if implementations:
+            candidates = implementations
+        elif len(candidates) > 1:  # `index.d.ts` beside its CommonJS twin `index.d.cts`: the first is the one
+            esm = [c for c in candidates if c.endswith(".d.ts")]
+            candidates = esm or candidates
+        if len(candidates) == 1 or u.layout is None:
+            return candidates, False
+        packages = {c: u.layout.package_of(c) for c in candidates}
+        own = u.layout.package_of(self.facts.path)
+        if own is not None and own.directory != ".":
+            mine = [c for c in candidates if packages[c] is own]
+            if mine:
+                candidates = mine
+        if len(candidates) > 1:
+            named = self.named_by_context(name, candidates, packages, line)
+            if named is not None:
+                candidates = [named]
+        if len(candidates) > 1:
+            self.deps.add(("surface",))
+            public = public_declarations(u)
+            ranks = {c: public[(c, name)] for c in candidates if (c, name) in public}
+            if ranks:  # what the main entry exports, else what a subpath exports
+                candidates = [c for c in candidates if ranks.get(c) == min(ranks.values())]
+        if len(candidates) > 1:
+            base = self.base_package(candidates, packages)
+            if base is not None:
+                candidates = [base]
+        directories = {packages[c].directory if packages[c] is not None else "." for c in candidates}
+        return candidates, len(directories) > 1
+
+    def through_barrels(self, name: str, reexporters: list[str]) -> tuple[list[str], str]:
+        """The modules that declare what barrels re-export as `name` (`unstable_RSCRouteConfig`, exported
+        `as` from `RSCRouteConfig`), and the name declared there; when the chain leaves the repository (a package
+        re-exported whole), the barrels that bring it in."""
+        self.deps.add(("surface",))
+        found = {declaration_of(self.u, module, name) for module in reexporters}
+        declared = {item for item in found if item is not None}
+        names = {declared_name for _, declared_name in declared}
+        if declared and len(names) == 1:
+            return sorted(module for module, _ in declared), names.pop()
+        # declared in another package: the barrel that brings it into the repository is where it is defined here
+        entering = [module for module in reexporters if any(
+            e.name == name and e.source and not e.source.startswith(".")
+            for e in self.u.modules[module].exports)]
+        return (entering if len(entering) == 1 else reexporters), name
+
+    def namespace(self, name: str) -> bool:
+        """Whether `name` is a namespace (`export * as z from`, or re-exported by every module that has it: an
+        `import * as z` passed on): `z.codec` names `codec`."""
+        self.deps.add(("sym", name))
+        if not self.u.owners.get(name) and self.u.reexporters.get(name):
+            return True
+        for owner in self.u.symbol_owners(name, self.deps):
+            facts = self.u.modules.get(owner)
+            if facts is not None and any(e.name == name and e.kind == "namespace" for e in facts.exports):
+                return True
+        return any(e.name == name and e.kind == "namespace"
+                   for module in self.u.reexporters.get(name, ()) for e in self.u.modules[module].exports)
+
+    def near(self, path: str) -> bool:
+        """Whether a file is in the document's own package (not the repository root) or under its folder."""
+        if self.doc_dir and path.startswith(self.doc_dir + "/"):
+            return True
+        layout = self.u.layout
+        own = layout.package_of(self.facts.path) if layout is not None else None
+        return own is not None and own.directory != "." and layout is not None and layout.package_of(path) is own
+
+    def named_by_context(self, name: str, candidates: list[str], packages: dict[str, Any], line: int) -> str | None:
+        """The candidate that the document's path, title or section heading names by the most words that are its
+        alone (words of its path or package name no other candidate has: `react` for `@tanstack/react-query`
+        against `@tanstack/vue-query`), when one has more than every other."""
+        words = {c: (set(_WORDS.findall(c.lower())) | set(_WORDS.findall((packages[c].name if packages[c] else "")
+                                                                           .lower()))) - {name.lower()}
+                 for c in candidates}  # a file named after the symbol says nothing about which one is meant
+        seen: Counter[str] = Counter(word for found in words.values() for word in found)
+        heading = next((h.text for h in reversed(self.facts.headings) if h.line <= line), "")
+        context = set(_WORDS.findall(f"{self.facts.path} {self.facts.title or ''} {heading}".lower()))
+        scores = sorted(((len({w for w in found & context if seen[w] == 1}), c) for c, found in words.items()),
+                        reverse=True)
+        best, runner_up = scores[0], scores[1]
+        return best[1] if best[0] > 0 and best[0] > runner_up[0] else None
+
+    def base_package(self, candidates: list[str], packages: dict[str, Any]) -> str | None:
+        """The one candidate whose package every other candidate's package depends on: the original that adapters
+        re-declare (`QueryCache` in `@tanstack/query-core`, subclassed by `@tanstack/vue-query`)."""
+        named = {c: packages[c].name for c in candidates if packages[c] is not None and packages[c].facts}
+        if len(named) != len(candidates):
+            return None
+        bases = [c for c in candidates if all(
+            c == other or named[c] in dict(packages[other].facts.dependencies) for other in candidates)]
+        return bases[0] if len(bases) == 1 else None
+
     def existing_path(self, candidate: str) -> str | None:
-        """A mention names a path from the repository root, or (for files next to the doc) its directory."""
+        """A mention names a path from the repository root, from the document's folder, from its package's folder
+        or that package's `src/` (notes kept in a package write paths from there), or from a workspace package
+        named first (`vite/client.d.ts`, `hono/tiny`: a package's published paths and `exports` subpaths)."""
         stripped = candidate.removeprefix("./").rstrip("/")
         rooted = normalise(stripped.lstrip("/"))
         if rooted is not None and rooted and self.u.path_kind(rooted, self.deps) is not None:
             return rooted
-        if not candidate.startswith("/") and self.doc_dir:
-            local = normalise(f"{self.doc_dir}/{stripped}")
+        if candidate.startswith("/") or not rooted:
+            return None
+        bases = [self.doc_dir] if self.doc_dir else []
+        package = self.u.layout.package_of(self.facts.path) if self.u.layout is not None else None
+        if not self.published():
+            # a package's notes name its sibling folders (`adapters/` in lib/core/README.md) and write paths from
+            # the package's folder or its `src/`; a site's pages name the reader's files, never these
+            bases += list(parent_dirs(self.doc_dir + "/x"))[1:] if self.doc_dir else []
+            if package is not None and package.directory != ".":
+                bases += [package.directory, f"{package.directory}/src"]
+        for base in bases:
+            local = normalise(f"{base}/{stripped}")
             if local and self.u.path_kind(local, self.deps) is not None:
                 return local
+        return self.package_path(rooted)
+
+    def package_path(self, path: str) -> str | None:
+        """`vite/client.d.ts`, `@scope/pkg/sub`, `hono/tiny`: a path inside a workspace package named first."""
+        self.deps.add(("all",))
+        full, _ = self.u.package_names()
+        parts = path.split("/")
+        for width in (2, 1):
+            name = "/".join(parts[:width])
+            directory = full.get(name)
+            if directory is None or len(parts) <= width:
+                continue
+            rest = "/".join(parts[width:])
+            prefix = "" if directory == "." else f"{directory}/"
+            info = self.u.layout.packages.get(directory) if self.u.layout is not None else None
+            subpaths = dict(info.facts.subpaths) if info is not None and info.facts is not None else {}
+            target = subpaths.get(f"./{rest}")  # what the package publishes under that name comes first
+            module = manifest_file_module(self.u, directory, target) if target is not None else None
+            if module is not None:
+                return module
+            for guess in (f"{prefix}{rest}", f"{prefix}src/{rest}"):
+                if self.u.path_kind(guess, self.deps) is not None:
+                    return guess
         return None
+
+    def unique_suffix(self, path: str) -> str | None:
+        """The one file whose path ends with `path` (two segments or more): contributor notes often write paths
+        from a folder they leave unsaid."""
+        if path.count("/") < 1 or self.u.partial:
+            return None
+        self.deps.add(("fuzzy",))
+        found = self.u.by_suffix(path)
+        return found[0] if len(found) == 1 else None
 
     def looks_like_repository_path(self, path: str) -> bool:
         """Conservative: only a token that is plainly a path inside this repository can be 'unresolved'."""
@@ -220,9 +463,15 @@ class _DocumentResolver:
             return False
         if self.u.rules.is_ignored_anywhere(path):
             return False
+        if any(s.lower() in PLACEHOLDER_SEGMENTS for s in segments):
+            return False  # `playground/xxx`, `path/to/file.ts`: an illustration
         top = segments[0]
         top_exists = self.u.path_kind(top, self.deps) in ("directory", AREA, PACKAGE)
-        return top_exists or path.lower().endswith(SOURCE_EXTENSIONS)
+        if about_this_repository(self.facts.path):
+            return top_exists or path.lower().endswith(SOURCE_EXTENSIONS)
+        if self.published() and top.lower() in PROJECT_FOLDERS:
+            return False  # a guide's `src/routes/+page.js` is a file of the reader's project
+        return top_exists
 
     def path_reference(self, origin: str, span: Span, raw: str, path: str, line: int | None,
                        confidence: str = "observed") -> Reference:
@@ -292,9 +541,27 @@ class _DocumentResolver:
                         break
                 if kind is not None:
                     break
+        if kind is None and path_part.startswith("/"):
+            for folder, _config in self.u.doc_sites():  # a site serves its `static/` and `public/` at `/`
+                for served in ("/static", "/public", ""):
+                    found, found_kind = self.probe(normalise(f"{folder}{served}/{path_part.lstrip('/')}") or "")
+                    if found_kind is not None:
+                        target, kind = found, found_kind
+                        break
+                if kind is not None:
+                    break
+        if kind is None and origin != "image":
+            page = self.site_page(path_part)
+            if page is not None:
+                target, kind = page, DOCUMENT
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
                 return Reference(origin, span, href, "ignored", target_path=target)
+            if origin != "image" and _route_like(path_part) and self.published() and \
+                    not self.missing_from_known_folder(path_part):
+                return Reference(origin, span, href, "unverified",
+                                 message=f"`{href}` is a route of the documentation site that no page of this "
+                                         f"repository serves")
             self.deps.add(("fuzzy",))  # its finding suggests near paths: re-resolve when paths come or go
             return Reference(origin, span, href, "broken", target_path=target, message=f"`{href}` does not exist")
         if origin == "image":
@@ -312,20 +579,92 @@ class _DocumentResolver:
         reference = self.path_reference(origin, span, href, target, line)
         return reference
 
+    def missing_from_known_folder(self, written: str) -> bool:
+        """Whether a route names a page inside a folder of a site built from this repository (its generator's
+        configuration is here) that holds pages, none of them that one: then the link is broken, not a route the
+        site may serve from elsewhere."""
+        site = next((folder for folder, _ in self.u.doc_sites() if self.facts.path.startswith(folder + "/")), None)
+        if site is None or self.u.partial:
+            return False
+        routes = routes_of(self.u)
+        segments = [s for s in clean_route(written).split("/") if s]
+        if len(segments) < 2:
+            return False
+        if written.startswith("/"):
+            bases: list[str] = [*parent_dirs(self.facts.path), site]
+            return any(routes.folder(base, segments[:-1]) is not None for base in bases
+                       if base == site or base.startswith(site + "/"))
+        joined = normalise(f"{self.doc_dir}/{written}" if self.doc_dir else written)
+        parent = dirname(joined) if joined else ""
+        return bool(parent) and parent.startswith(site + "/") and parent in self.u.dir_counts
+
+    def published(self) -> bool:
+        """Whether this document is a page of a documentation site (its links name the site's routes)."""
+        return self.u.role_of(self.facts.path)[0] == DOCS_SITE
+
+    def site_page(self, written: str) -> str | None:
+        """The page a site-style link names when no file does (see `engine.discovery.routes`): from the
+        document's folder for a relative link (and from its absolute `permalink`/`slug`, which is where the site
+        serves it), from each folder above it and each site's folder for an absolute one; a single name not
+        found beside the document is looked for among the pages of the same documentation tree, where it must
+        be unique (sites that serve every page of a tree at one level)."""
+        self.deps.add(("routes",))
+        if self.u.partial:
+            return None
+        routes = routes_of(self.u)
+        cleaned = clean_route(written)
+        absolute = written.startswith("/")
+        frontmatter = dict(self.facts.frontmatter)
+        served_at = frontmatter.get("permalink") or frontmatter.get("slug") or ""
+        if not absolute and served_at.startswith("/"):
+            url_folder = clean_route(served_at).rsplit("/", 1)[0] if "/" in clean_route(served_at) else ""
+            written, cleaned, absolute = f"/{url_folder}/{written}", clean_route(f"{url_folder}/{written}"), True
+        if absolute:
+            for key in (cleaned, cleaned.split("/", 1)[1] if "/" in cleaned else None):
+                pages = routes.absolute.get(key) if key is not None else None
+                if pages:
+                    return pages[0]
+            segments = [s for s in cleaned.split("/") if s]
+            if not segments:
+                return None
+            bases = [*parent_dirs(self.facts.path), "", *(folder for folder, _ in self.u.doc_sites())]
+            # `/docs/x`: a site may serve its documentation folder under a prefix of another name
+            tails = [segments, segments[1:]] if len(segments) > 1 else [segments]
+            for base in dict.fromkeys(bases):
+                for tail in tails:
+                    page = routes.page(base, tail)
+                    if page is not None and page != self.facts.path:
+                        return page
+            return None
+        joined = normalise(f"{self.doc_dir}/{written}" if self.doc_dir else written)
+        if not joined:
+            return None
+        page = routes.page("", [s for s in clean_route(joined).split("/") if s])
+        if page is not None:
+            return page
+        if "/" not in cleaned and cleaned:
+            tree = "/".join(self.facts.path.split("/")[:2]) + "/"
+            same_tree = [p for p in routes.names.get(route_name(cleaned), ()) if p.startswith(tree)]
+            if len(set(same_tree)) == 1:
+                return same_tree[0]
+        return None
+
     def probe(self, target: str) -> tuple[str, str | None]:
         """A link target as written, else the Markdown source a documentation site publishes it from:
         `guide` or `guide.html` -> `guide.md`, a folder `guide/` that holds an index.md -> `guide/index.md`."""
         kind = self.u.path_kind(target, self.deps) if target else None
         if kind == "directory":
             # a documentation site serves a folder (`/guide/browser/`) as the page in it named index.md
-            index = f"{target}/index.md"
-            if self.u.path_kind(index, self.deps) == DOCUMENT:
-                return index, DOCUMENT
-        if kind is not None or not target or target.lower().endswith((".md", ".markdown")):
+            for name in ("index.md", "index.mdx"):
+                index = f"{target}/{name}"
+                if self.u.path_kind(index, self.deps) == DOCUMENT:
+                    return index, DOCUMENT
+        if kind is not None or not target or target.lower().endswith((".md", ".markdown", ".mdx")):
             return target, kind
-        source = (target[:-5] if target.lower().endswith(".html") else target) + ".md"
-        if self.u.path_kind(source, self.deps) == DOCUMENT:
-            return source, DOCUMENT
+        stem = target[:-5] if target.lower().endswith(".html") else target
+        for extension in (".md", ".mdx"):
+            if self.u.path_kind(stem + extension, self.deps) == DOCUMENT:
+                return stem + extension, DOCUMENT
         return target, kind
 
     def anchor_in(self, origin: str, span: Span, href: str, path: str, anchor: str) -> Reference:
@@ -339,6 +678,11 @@ class _DocumentResolver:
         heading = index.find(anchor)
         if heading is not None:
             return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
+        built = self.facts.builds if path == self.facts.path else getattr(self.u.documents.get(path), "builds", "")
+        if built:  # the site writes part of that page when it builds: the heading may well be there
+            return Reference(origin, span, href, "unverified", target_id, path, anchor=anchor,
+                             message=f"`#{anchor}` is not a heading of {path} as written; the site adds content to "
+                                     f"that page when it builds (`{built}`)")
         suggestions = index.suggestions(urllib.parse.unquote(anchor).lower())
         shown = path if path != self.facts.path else "this document"
         return Reference(origin, span, href, "anchor-missing", target_id, path, anchor=anchor,
@@ -418,24 +762,38 @@ _SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d
 _COMBINING = re.compile(r"[\u0300-\u036f]")
 
 
+@functools.lru_cache(maxsize=16384)
+def skeleton(text: str) -> str:
+    """Letters and digits only, lower-cased and without accents: what every slugger keeps of a heading."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text).lower()
+                   if ch.isalnum() and not unicodedata.combining(ch))
+
+
 class HeadingIndex:
-    """A document's headings by GitHub slug and by site-style slug (the first heading of each), with the
-    near-slug suggestions for a missing anchor memoised: resolving n anchors costs O(n + headings), not
+    """A document's anchors: its headings by GitHub slug and by site-style slug (the first heading of each), its
+    explicit anchors (HTML `id`/`name`, `{#id}`), and, as the last resort, by skeleton (letters and digits only:
+    documentation sites slug with their own rules, keeping dots or case, `## localize.ordinalNumber` ->
+    `#localize.ordinalnumber`) alone or joined to its parent headings' (`#Environment-variables-PORT`). The
+    near-slug suggestions for a missing anchor are memoised: resolving n anchors costs O(n + headings), not
     O(n * headings)."""
 
-    __slots__ = ("_by_site", "_by_slug", "_slugs", "_suggested", "headings")
+    __slots__ = ("_by_site", "_by_skeleton", "_by_slug", "_slugs", "_suggested", "headings")
 
-    def __init__(self, headings: Iterable[Any]) -> None:
+    def __init__(self, headings: Iterable[Any], anchors: Iterable[tuple[str, int]] = ()) -> None:
         self.headings = tuple(headings)
         self._by_slug: dict[str, Any] = {}
         for heading in self.headings:
             self._by_slug.setdefault(heading.slug, heading)
+        for anchor, line in anchors:
+            self._by_slug.setdefault(anchor.lower(), Heading(0, anchor, anchor.lower(), line, 0, 0))
         self._by_site: dict[str, Any] | None = None
-        self._slugs = [heading.slug for heading in self.headings]
+        self._by_skeleton: dict[str, Any] | None = None
+        self._slugs = list(self._by_slug)
         self._suggested: dict[str, tuple[str, ...]] = {}
 
     def find(self, anchor: str) -> Any | None:
-        """The heading an `#anchor` names: its GitHub slug, else the site-style slug of its text."""
+        """The heading an `#anchor` names: its GitHub slug or explicit anchor, else the site-style slug of its text,
+        else its skeleton alone or after its parents'."""
         wanted = urllib.parse.unquote(anchor).lower()
         found = self._by_slug.get(wanted)
         if found is None:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
@@ -444,6 +802,30 @@ class HeadingIndex:
                 for heading in self.headings:
                     self._by_site.setdefault(site_slug(heading.text), heading)
             found = self._by_site.get(wanted)
+        if found is None:
+            if self._by_skeleton is None:
+                self._by_skeleton = self._skeletons()
+            bare = skeleton(wanted)
+            found = self._by_skeleton.get(bare) if bare else None
+        return found
+
+    def _skeletons(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        parents: list[tuple[int, str]] = []  # (level, skeleton) of the open ancestors
+        for heading in self.headings:
+            own = skeleton(heading.text)
+            while parents and parents[-1][0] >= heading.level:
+                parents.pop()
+            if own:
+                found.setdefault(own, heading)
+                joined = own
+                for _, parent in reversed(parents):
+                    joined = parent + joined
+                    found.setdefault(joined, heading)
+            parents.append((heading.level, own))
+        for slug, heading in self._by_slug.items():
+            if heading.level == 0:
+                found.setdefault(skeleton(slug), heading)
         return found
 
     def suggestions(self, wanted: str) -> tuple[str, ...]:
@@ -457,9 +839,9 @@ class HeadingIndex:
         return found
 
 
-def find_heading(headings: Iterable[Any], anchor: str) -> Any | None:
-    """The heading an `#anchor` names: its GitHub slug, else the site-style slug of its text."""
-    return HeadingIndex(headings).find(anchor)
+def find_heading(headings: Iterable[Any], anchor: str, anchors: Iterable[tuple[str, int]] = ()) -> Any | None:
+    """The heading (or explicit anchor) an `#anchor` names (see `HeadingIndex.find`)."""
+    return HeadingIndex(headings, anchors).find(anchor)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -490,7 +872,8 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
             if text_ref.relation and text_ref.target != reference.target:
                 references.append(text_ref)
     for span in facts.code_spans:
-        references.append(resolver.token(span.text, span.span, "code"))
+        references.append(Reference("code", span.span, span.text, "none") if span.literal
+                          else resolver.token(span.text, span.span, "code"))
     declared: list[tuple[str, str, str]] = []
     endpoints: list[tuple[int, str | None, str | None]] = []
     for index, declaration in enumerate(facts.declarations):
@@ -544,7 +927,7 @@ def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], c
     truncated = False
     for reference in references:
         if not reference.relation or not reference.target or reference.status not in (
-                "resolved", "fuzzy", "anchor-missing"):
+                "resolved", "fuzzy", "anchor-missing", "unverified"):
             continue
         if reference.target == source:
             continue

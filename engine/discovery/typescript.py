@@ -14,6 +14,7 @@ import tree_sitter_typescript as tst
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from engine.discovery import versions
+from engine.discovery.roles import generated_marker
 from engine.hashing import sha256_bytes
 from engine.model import Export, Import, ModuleFacts
 
@@ -116,7 +117,10 @@ class _Collector:
         self.exports: list[Export] = []
         self.imports: list[Import] = []
         self.local_kinds: dict[str, str] = {}
+        self.local_nodes: dict[str, Node] = {}  # a local declaration's name: where `export { name }` points
+        self.default_names: list[Node] = []  # identifiers exported as the default
         self.imported: dict[str, str] = {}  # local binding -> specifier
+        self.imported_names: dict[str, str] = {}  # local binding -> its name in that module (`*`, `default`)
         self.pending_clauses: list[tuple[Node, Node]] = []
         self.outline: list[str] = []
         self.dynamic_unanalyzed = 0
@@ -127,12 +131,13 @@ class _Collector:
     def end(self, node: Node) -> tuple[int, int]:
         return node.end_point.row, self.columns.col(node.end_point.row, node.end_point.column)
 
-    def export(self, name: str, kind: str, node: Node, source: str | None = None) -> None:
+    def export(self, name: str, kind: str, node: Node, source: str | None = None, original: str = "") -> None:
         line, column = self.point(node)
         end_line, end_column = self.end(node)
         if end_line != line:
             end_column = column + len(name)
-        self.exports.append(Export(name, kind, line, column, end_column, source))
+        self.exports.append(Export(name, kind, line, column, end_column, source,
+                                   original if original != name else ""))
 
     def import_(self, specifier_node: Node, specifier: str, kind: str, names: tuple[str, ...] = ()) -> None:
         line, column = self.point(specifier_node)
@@ -151,18 +156,43 @@ class _Collector:
             name = node.child_by_field_name("name")
             if name is not None:
                 self.local_kinds[_text(name)] = _DECLARATION_KINDS[kind]
+                self.local_nodes.setdefault(_text(name), name)
         elif kind in ("lexical_declaration", "variable_declaration"):
             keyword = _text(node.children[0]) if node.children else "const"
             for declarator in node.named_children:
                 if declarator.type == "variable_declarator":
                     name = declarator.child_by_field_name("name")
+                    source = self.bound_source(declarator.child_by_field_name("value"))
                     if name is not None and name.type == "identifier":
-                        self.local_kinds[_text(name)] = keyword if keyword in ("let", "var") else "const"
+                        if source is not None:  # `const x = require('./x')`: a binding of another module's
+                            self.imported[_text(name)] = source
+                        else:
+                            self.local_kinds[_text(name)] = keyword if keyword in ("let", "var") else "const"
+                            self.local_nodes.setdefault(_text(name), name)
+                    elif name is not None and name.type == "object_pattern" and source is not None:
+                        for bound in _pattern_names(name):  # `const { a, b } = require('./x')` or `= imported`
+                            self.imported[bound] = source
         elif kind == "ambient_declaration":
             for child in node.named_children:
                 self.statement(child)
         elif kind == "expression_statement":
             self.commonjs(node)
+
+    def bound_source(self, value: Node | None) -> str | None:
+        """The module a declaration's value comes from: `require('./x')` (also `require('./x').y`), or a binding
+        imported from one."""
+        while value is not None and value.type in ("member_expression", "parenthesized_expression", "await_expression"):
+            value = value.child_by_field_name("object") if value.type == "member_expression" else (
+                value.named_children[0] if value.named_children else None)
+        if value is None:
+            return None
+        if value.type == "identifier":
+            return self.imported.get(_text(value))
+        if value.type == "call_expression" and _text(value.child_by_field_name("function")) == "require":
+            arguments = value.child_by_field_name("arguments")
+            first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+            return _string_value(first) if first is not None else None
+        return None
 
     def import_statement(self, node: Node) -> None:
         source = node.child_by_field_name("source")
@@ -180,21 +210,27 @@ class _Collector:
         if value is None:
             return
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)
-        type_only = any(c.type == "type" for c in node.children)
+        type_only = any(c.type == "type" for c in node.children) or _only_type_specifiers(clause)
         names: list[str] = []
+        renamed: list[tuple[str, str]] = []  # (name in the source, local name) of `import { a as b }`
         if clause is not None:
             for child in clause.named_children:
                 if child.type == "identifier":
                     names.append(_text(child))
+                    renamed.append(("default", _text(child)))
                 elif child.type == "namespace_import":
                     names.extend(_text(c) for c in child.named_children if c.type == "identifier")
+                    renamed.extend(("*", _text(c)) for c in child.named_children if c.type == "identifier")
                 elif child.type == "named_imports":
                     for spec in child.named_children:
                         if spec.type == "import_specifier":
                             alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
                             names.append(_text(alias))
+                            renamed.append((_text(spec.child_by_field_name("name")), _text(alias)))
         for name in names:
             self.imported[name] = value
+        for original, local in renamed:
+            self.imported_names[local] = original
         kind = "type" if type_only else ("static" if clause is not None else "side-effect")
         self.import_(source, value, kind, tuple(names))
 
@@ -203,7 +239,10 @@ class _Collector:
         source_value = _string_value(source) if source is not None else None
         is_default = any(c.type == "default" for c in node.children)
         if source is not None and source_value is not None:
-            self.import_(source, source_value, "re-export")
+            # `export type { A } from`, `export { type A, type B } from`: erased at run time
+            clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+            type_only = any(c.type == "type" for c in node.children) or _only_type_specifiers(clause)
+            self.import_(source, source_value, "re-export-type" if type_only else "re-export")
         declaration = node.child_by_field_name("declaration")
         if declaration is not None:
             self.exported_declaration(declaration, is_default)
@@ -214,7 +253,8 @@ class _Collector:
                     for spec in child.named_children:
                         if spec.type == "export_specifier":
                             alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
-                            self.export(_text(alias), "re-export", alias, source_value)
+                            self.export(_text(alias), "re-export", alias, source_value,
+                                        _text(spec.child_by_field_name("name")))
                 else:
                     self.pending_clauses.append((child, node))
                 return
@@ -230,6 +270,7 @@ class _Collector:
         if is_default or any(c.type == "=" for c in node.children):
             target = value if value is not None else node
             self.export("default", "default", target)
+            self.named_default(value)
 
     def members(self, declaration: Node) -> None:
         """The public member names of an exported class: what one calls on it."""
@@ -243,6 +284,12 @@ class _Collector:
             if name and name != "constructor" and name[0] not in "#_[" and len(self.outline) < OUTLINE_LIMIT \
                     and name not in self.outline:
                 self.outline.append(name)
+
+    def named_default(self, value: Node | None) -> None:
+        """`export default AxiosHeaders` / `module.exports = CodePath` of a local declaration: documents name it
+        by its own name, so the module declares that name too (pending until every declaration is known)."""
+        if value is not None and value.type == "identifier":
+            self.default_names.append(value)
 
     def exported_declaration(self, declaration: Node, is_default: bool) -> None:
         kind = declaration.type
@@ -287,14 +334,31 @@ class _Collector:
             if right is not None and right.type == "object":
                 for pair in right.named_children:
                     key = pair.child_by_field_name("key") if pair.type == "pair" else pair
-                    if key is not None and key.type in ("property_identifier", "shorthand_property_identifier"):
-                        self.export(_text(key), "const", key)
+                    if key is None or key.type not in ("property_identifier", "shorthand_property_identifier"):
+                        continue
+                    value = pair.child_by_field_name("value") if pair.type == "pair" else key
+                    local = _text(value) if value is not None and value.type in (
+                        "identifier", "shorthand_property_identifier") else ""
+                    if local in self.imported:  # `module.exports = { ESLint }` of a required binding
+                        self.export(_text(key), "re-export", key, self.imported[local])
+                    else:
+                        self.export(_text(key), self.local_kinds.get(local, "const"), self.local_nodes.get(local, key))
             else:
                 self.export("default", "default", left)
+                self.named_default(right)
         elif target.startswith(("module.exports.", "exports.")):
             prop = left.child_by_field_name("property")
             if prop is not None:
                 self.export(_text(prop), "const", prop)
+
+    def finish_defaults(self) -> None:
+        named = {e.name for e in self.exports}
+        for value in self.default_names:
+            local = _text(value)
+            node = self.local_nodes.get(local)
+            if node is not None and local not in named:
+                self.export(local, self.local_kinds.get(local, "binding"), node)
+                named.add(local)
 
     def finish_clauses(self) -> None:
         """`export { a as b }` without `from`: declared here, or a re-export of an imported binding."""
@@ -306,11 +370,13 @@ class _Collector:
                 alias = spec.child_by_field_name("alias") or local
                 local_name = _text(local)
                 if local_name in self.imported:
-                    self.export(_text(alias), "re-export", alias, self.imported[local_name])
+                    self.export(_text(alias), "re-export", alias, self.imported[local_name],
+                                self.imported_names.get(local_name, local_name))
                 elif _text(alias) == "default":
                     self.export("default", "default", alias)
-                else:
-                    self.export(_text(alias), self.local_kinds.get(local_name, "binding"), alias)
+                else:  # declared in this module: the export is found at the declaration
+                    self.export(_text(alias), self.local_kinds.get(local_name, "binding"),
+                                self.local_nodes.get(local_name, alias))
 
     def calls(self, grammar: _Grammar, root: Node) -> None:
         for _pattern, captures in QueryCursor(grammar.calls).matches(root):
@@ -330,11 +396,18 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     source = text.removeprefix("\ufeff").encode("utf-8")
     grammar = _grammar(path)
     tree = grammar.parser.parse(source)
+    if tree.root_node.has_error:
+        source, tree = _repair_member_separators(grammar, source, tree)
     collector = _Collector(path, source)
     root = tree.root_node
     for node in root.named_children:
-        collector.statement(node)
+        if node.type == "ERROR":  # what the parser could not place: the statements it still recognised inside
+            for child in node.named_children:
+                collector.statement(child)
+        else:
+            collector.statement(node)
     collector.finish_clauses()
+    collector.finish_defaults()
     collector.calls(grammar, root)
     errors = 0
     if root.has_error:
@@ -343,7 +416,7 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
     summary, prose = _self_description(grammar, root)
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
-                       source.count(b"\n") + 1, summary, prose, tuple(collector.outline))
+                       source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text))
 
 
 def _comment_text(raw: str) -> str:
@@ -384,6 +457,74 @@ def _self_description(grammar: _Grammar, root: Node) -> tuple[str | None, str]:
         if size >= PROSE_LIMIT:
             break
     return summary, "\n".join(parts)[:PROSE_LIMIT]
+
+
+def _pattern_names(pattern: Node) -> list[str]:
+    """The names an object destructuring pattern binds (`{ a, b: c, ...d }` -> a, c, d)."""
+    names = []
+    for child in pattern.named_children:
+        if child.type == "shorthand_property_identifier_pattern":
+            names.append(_text(child))
+        elif child.type == "pair_pattern":
+            value = child.child_by_field_name("value")
+            if value is not None and value.type == "identifier":
+                names.append(_text(value))
+        elif child.type == "rest_pattern" and child.named_children:
+            names.append(_text(child.named_children[0]))
+    return names
+
+
+def _only_type_specifiers(clause: Node | None) -> bool:
+    """`{ type A, type B }`: every named specifier is type-only (an empty or default clause is not)."""
+    if clause is None:
+        return False
+    named = clause if clause.type == "export_clause" else next(
+        (c for c in clause.named_children if c.type == "named_imports"), None)
+    if named is None or any(c.type != "named_imports" for c in clause.named_children if clause.type != "export_clause"):
+        return False
+    specifiers = [c for c in named.named_children if c.type in ("import_specifier", "export_specifier")]
+    return bool(specifiers) and all(any(t.type == "type" for t in spec.children) for spec in specifiers)
+
+
+_ENDS_MEMBER = (b")", b"]", b">", b"'", b'"', b"`", b"?")
+REPAIR_ROUNDS = 3
+
+
+def _repair_member_separators(grammar: _Grammar, source: bytes, tree: Any) -> tuple[bytes, Any]:
+    """TypeScript ends a member of an interface or type literal at a line break, but the grammar reads a call
+    or construct signature that starts the next line (`(a: A): R` or `<T>(a: T): R` after a member written
+    without `;`) as the continuation of the previous member's type, and recovers by dropping most of the file
+    into an ERROR node. Where an error covers such a line, a `;` is appended to the line before it and the file
+    parsed again; the change keeps every line and every column before it where they were, and is kept only
+    when it leaves fewer errors."""
+    errors = len(_error_nodes(tree.root_node))
+    for _ in range(REPAIR_ROUNDS):
+        lines = source.split(b"\n")
+        rows: set[int] = set()
+        for node in _error_nodes(tree.root_node):
+            for row in range(max(node.start_point.row, 1), min(node.end_point.row + 2, len(lines))):
+                if lines[row].lstrip()[:1] not in (b"(", b"<"):
+                    continue
+                previous = row - 1  # the code line before it: blank lines and line comments do not count
+                while previous > 0 and (not lines[previous].strip() or lines[previous].lstrip().startswith(b"//")):
+                    previous -= 1
+                before = lines[previous].rstrip()
+                if before and b"//" not in before and \
+                        (before.endswith(_ENDS_MEMBER) or before[-1:].isalnum() or before.endswith(b"_")):
+                    rows.add(previous)
+        if not rows:
+            break
+        for row in rows:
+            lines[row] = lines[row].rstrip(b" \t\r") + b";" + lines[row][len(lines[row].rstrip(b" \t\r")):]
+        patched = b"\n".join(lines)
+        candidate = grammar.parser.parse(patched)
+        remaining = len(_error_nodes(candidate.root_node)) if candidate.root_node.has_error else 0
+        if remaining >= errors:
+            break
+        source, tree, errors = patched, candidate, remaining
+        if not remaining:
+            break
+    return source, tree
 
 
 def _error_nodes(root: Node) -> list[Node]:

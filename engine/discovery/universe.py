@@ -17,15 +17,26 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from immutables import Map
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.config import Config
-from engine.discovery.files import IgnoreRules, parent_dirs
+from engine.discovery.files import IgnoreRules, file_kind, parent_dirs
 from engine.discovery.layout import Layout, build_layout
+from engine.discovery.roles import (
+    DOCS_GENERATOR_CONFIG,
+    DOCS_SITE,
+    GENERATED,
+    SITE_FRAMEWORK_CONFIG,
+    SITE_MIN_PAGES,
+    SOURCE,
+    package_role,
+    path_role,
+)
+from engine.discovery.routes import ROUTE_FRONTMATTER
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, MarkdownFacts, ModuleFacts, PackageFacts, TsconfigFacts
 
 FUZZY_THRESHOLD = 0.92
@@ -33,6 +44,7 @@ GLOBAL_SUGGESTIONS = 3000  # up to this many paths, a missing path is compared w
 NEAR_SUGGESTIONS = 2000  # beyond it, with at most this many paths of its directory
 RENAME_SIMILARITY = 60  # rapidfuzz ratio (0-100) above which a new export is taken for a renamed one
 MAX_RENAMES = 512
+SUFFIX_SEGMENTS = 4  # the longest path tail `by_suffix` indexes
 
 Key = tuple[str, ...]
 EMPTY: Map[Any, Any] = Map()
@@ -58,6 +70,15 @@ class _Matches:
 
     choices: list[str] | None = None
     found: dict[tuple[str, int, float], list[Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _RoleMemo:
+    """Roles by path and the documentation sites' folders, kept while no path comes or goes and the layout
+    stands (a module's own generation marker is read from its facts on every call)."""
+
+    sites: tuple[tuple[str, str], ...] | None = None  # (site folder, its configuration file)
+    roles: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -87,6 +108,73 @@ class Universe:
     _packages: _PackageNames = field(default_factory=_PackageNames)
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
     _sorted: dict[str, list[str]] = field(default_factory=dict)  # sorted keys of the path indexes
+    _roles: _RoleMemo = field(default_factory=_RoleMemo)
+    _surface: dict[str, Any] = field(default_factory=dict)  # engine.discovery.surface's memo
+    _routes: dict[str, Any] = field(default_factory=dict)  # engine.discovery.routes' memo
+    _suffixes: dict[str, Any] = field(default_factory=dict)  # `by_suffix`'s index
+
+    # ---- what part a file plays
+
+    partial: ClassVar[bool] = False  # a view of part of the repository (an editor's first moments): no listings
+
+    def doc_sites(self) -> tuple[tuple[str, str], ...]:
+        """The folders of documentation sites (never the repository root), each with its configuration file:
+        a documentation generator's configuration anywhere, a site framework's where its folder holds pages."""
+        memo = self._roles
+        if self.partial:
+            return ()
+        if memo.sites is None:
+            found: dict[str, str] = {}
+            documents = self.sorted_paths("documents")
+            for path in sorted(self.paths()):
+                generator = DOCS_GENERATOR_CONFIG.search(path)
+                if generator is None and SITE_FRAMEWORK_CONFIG.search(path) is None:
+                    continue
+                folder = dirname(path)
+                if folder.endswith((".vitepress", ".vuepress")):
+                    folder = dirname(folder)
+                if not folder or folder in found:
+                    continue
+                if generator is None:
+                    start = bisect.bisect_left(documents, folder + "/")
+                    pages = documents[start:start + SITE_MIN_PAGES]
+                    if len(pages) < SITE_MIN_PAGES or not pages[-1].startswith(folder + "/"):
+                        continue
+                found[folder] = path
+            memo.sites = tuple(sorted(found.items()))
+        return memo.sites
+
+    def role_of(self, path: str) -> tuple[str, str]:
+        """(role, reason): what part a file plays (see `engine.discovery.roles`)."""
+        facts = self.modules.get(path)
+        if facts is not None and facts.generated:
+            return GENERATED, f"marked `{facts.generated}` in its header"
+        memo = self._roles.roles
+        found = memo.get(path)
+        if found is None:
+            found = memo[path] = self._layout_role(path)
+        return found
+
+    def _layout_role(self, path: str) -> tuple[str, str]:
+        if self.rules.marked_generated(path):
+            return GENERATED, "marked linguist-generated in .gitattributes"
+        if path in self.rules.committed_ignored and file_kind(path) in (MODULE, DOCUMENT):
+            return GENERATED, "committed although a .gitignore lists it (build output)"
+        by_path = path_role(path)
+        if by_path is not None:
+            return by_path
+        for folder, config in self.doc_sites():
+            if path.startswith(folder + "/"):
+                return DOCS_SITE, f"in the documentation site of `{config}`"
+        package = self.layout.package_of(path) if self.layout is not None else None
+        if package is not None and package.facts is not None and package.facts.private and package.directory != ".":
+            role = package_role(package.name, package.directory)
+            if role is not None:
+                return role, f"in the private package `{package.name}`"
+        return SOURCE, "library source"
+
+    def is_library(self, path: str) -> bool:
+        return self.role_of(path)[0] == SOURCE
 
     # ---- what exists
 
@@ -135,7 +223,10 @@ class Universe:
         names = self._packages
         if names.full is None or names.short is None:
             assert self.layout is not None
-            full = {p.facts.name: p.directory for p in self.layout.packages.values() if p.facts and p.facts.name}
+            # a name several manifests claim (a test fixture that fakes a published package) is the library's
+            ordered = sorted((p for p in self.layout.packages.values() if p.facts and p.facts.name),
+                             key=lambda p: (self.is_library(p.manifest or p.directory), p.directory))
+            full = {p.facts.name: p.directory for p in ordered}  # type: ignore[union-attr]
             shorts: dict[str, list[str]] = defaultdict(list)
             for name, directory in full.items():
                 shorts[name.rsplit("/", 1)[-1]].append(directory)
@@ -175,6 +266,19 @@ class Universe:
     def by_basename(self, base: str, deps: set[Key]) -> list[str]:
         deps.add(("base", base))
         return sorted(self.basenames.get(base, ()))
+
+    def by_suffix(self, suffix: str) -> list[str]:
+        """Files and folders whose path ends with `/<suffix>` (memoised index of every path's last two to four
+        segments, kept while no path comes or goes)."""
+        index = self._suffixes.get("index")
+        if index is None:
+            built: dict[str, list[str]] = defaultdict(list)
+            for path in [*self.paths(), *self.dir_counts.keys()]:
+                parts = path.split("/")
+                for width in range(2, min(len(parts), SUFFIX_SEGMENTS + 1)):
+                    built["/".join(parts[-width:])].append(path)
+            index = self._suffixes["index"] = dict(built)
+        return sorted(index.get(suffix, ()))
 
     def by_stem(self, stem: str, deps: set[Key]) -> list[str]:
         deps.add(("stem", stem))
@@ -276,6 +380,8 @@ class UniverseBuilder:
         self.names_changed = False  # documents or modules came or went: fuzzy choices change
         self.paths_changed = False  # any file came or went: suggestions change
         self.tsconfigs_changed = False
+        self.surface_changed = False  # an export or re-export came, went or changed: public surfaces move
+        self.routes_changed = False  # a document or folder came or went, or a page's route frontmatter changed
         self.layout_wanted = base.layout is None
 
     # ---- paths
@@ -289,6 +395,7 @@ class UniverseBuilder:
             self.dir_counts[directory] = count
             if count == 1:
                 keys.add(("path", directory))
+                self._routes_moved(keys)
 
     def _remove_path(self, path: str, keys: set[Key]) -> None:
         self.paths_changed = True
@@ -299,8 +406,13 @@ class UniverseBuilder:
             if count <= 0:
                 self.dir_counts.pop(directory, None)
                 keys.add(("path", directory))
+                self._routes_moved(keys)
             else:
                 self.dir_counts[directory] = count
+
+    def _routes_moved(self, keys: set[Key]) -> None:
+        self.routes_changed = True
+        keys.add(("routes",))
 
     def current(self, path: str) -> Any | None:
         return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
@@ -366,8 +478,17 @@ class UniverseBuilder:
             self.documents[new.path] = new
             if anchors_of(old) != anchors_of(new):
                 keys.add(("slugs", new.path))
+            if [(k, v) for k, v in old.frontmatter if k in ROUTE_FRONTMATTER] != \
+                    [(k, v) for k, v in new.frontmatter if k in ROUTE_FRONTMATTER]:
+                self._routes_moved(keys)
             return keys
         self.modules[new.path] = new
+        if old.exports != new.exports or [i for i in old.imports if i.kind.startswith("re-export")] != \
+                [i for i in new.imports if i.kind.startswith("re-export")]:
+            self.surface_changed = True
+            keys.add(("surface",))
+        if old.generated != new.generated:  # its role changed: every mention of its names chooses again
+            keys.update(("sym", e.name) for e in (*old.exports, *new.exports) if e.name not in ("*", "default"))
         before = {(e.name, e.declared) for e in old.exports if e.name not in ("*", "default")}
         after = {(e.name, e.declared) for e in new.exports if e.name not in ("*", "default")}
         for name, declared in before - after:
@@ -398,6 +519,7 @@ class UniverseBuilder:
         if isinstance(facts, MarkdownFacts):
             self.documents[facts.path] = facts
             self._names_added(facts.path, keys)
+            self._routes_moved(keys)
             stem = stem_of(facts.path)
             self._add(self.stems, stem, facts.path)
             keys.add(("stem", stem))
@@ -406,6 +528,8 @@ class UniverseBuilder:
             self.modules[facts.path] = facts
             self._names_added(facts.path, keys)
             self.layout_wanted = True
+            self.surface_changed = True
+            keys.add(("surface",))
             for export in facts.exports:
                 if export.name in ("*", "default"):
                     continue
@@ -426,6 +550,7 @@ class UniverseBuilder:
         if isinstance(facts, MarkdownFacts):
             self.documents.pop(facts.path, None)
             self._names_removed(facts.path, keys)
+            self._routes_moved(keys)
             stem = stem_of(facts.path)
             self._discard(self.stems, stem, facts.path)
             keys.add(("stem", stem))
@@ -434,6 +559,8 @@ class UniverseBuilder:
             self.modules.pop(facts.path, None)
             self._names_removed(facts.path, keys)
             self.layout_wanted = True
+            self.surface_changed = True
+            keys.add(("surface",))
             for export in facts.exports:
                 if export.name in ("*", "default"):
                     continue
@@ -494,7 +621,11 @@ class UniverseBuilder:
             _suggest=_Matches() if self.paths_changed or rebuilt else base._suggest,
             _packages=_PackageNames() if rebuilt else base._packages,
             _tsconfig_for_dir={} if self.tsconfigs_changed else base._tsconfig_for_dir,
-            _sorted={} if self.paths_changed else base._sorted)
+            _sorted={} if self.paths_changed else base._sorted,
+            _roles=_RoleMemo() if self.paths_changed or rebuilt else base._roles,
+            _surface={} if self.surface_changed or rebuilt else base._surface,
+            _routes={} if self.routes_changed else base._routes,
+            _suffixes={} if self.paths_changed else base._suffixes)
         return universe, keys, rebuilt
 
 

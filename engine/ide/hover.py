@@ -33,6 +33,10 @@ def hover_text(state: ModelState, reference: Reference) -> str | None:
     if status == S.AMBIGUOUS:
         modules = ", ".join(f"`{split_id(c)[1]}`" for c in reference.candidates)
         return f"`{reference.symbol}` is declared by several modules ({modules}); this mention links to none."
+    if status == S.SAME_NAME:
+        modules = ", ".join(f"`{split_id(c)[1]}`" for c in reference.candidates)
+        return f"`{reference.symbol}` is declared alike in several places ({modules}); go to definition offers " \
+               f"each."
     if status == S.UNRESOLVED:
         return f"`{reference.text}` looks like a repository path but matches nothing."
     if status not in (S.RESOLVED, S.FUZZY, S.EXISTING) or reference.target is None:

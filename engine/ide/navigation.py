@@ -11,11 +11,13 @@ from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
 from engine.state import ModelState
 
 INDEX_NAMES = ("index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs")
+FOLDER_PAGES = ("README.md", "readme.md", "index.md", "index.mdx", "README.mdx")
 
 
 def reference_at(state: ModelState, resolution: DocumentResolution, line: int, column: int) -> Reference | None:
-    """The link, mention or declaration under the cursor (binary search over the sorted references; an
-    inline code span inside a link wins over the link)."""
+    """The link, mention or declaration under the cursor (binary search over the sorted references). An inline
+    code span inside a link wins over the link, unless the link leads somewhere: the author's explicit target
+    (`` [`metadata`](/metadata) `` is a link to the page, whatever else declares `metadata`)."""
     def build() -> tuple[list[tuple[int, int]], list[Reference]]:
         ordered = sorted(resolution.references, key=lambda r: (r.span.line, r.span.column))
         return [(r.span.line, r.span.column) for r in ordered], ordered
@@ -25,11 +27,19 @@ def reference_at(state: ModelState, resolution: DocumentResolution, line: int, c
     while index >= 0:
         reference = references[index]
         if reference.span.contains(line, column):
-            best = reference if best is None or reference.origin == "code" else best
+            best = reference if best is None or _outranks(reference, best) else best
         if reference.span.end_line < line and reference.span.line < line - 1:
             break
         index -= 1
     return best
+
+
+def _outranks(reference: Reference, other: Reference) -> bool:
+    def rank(candidate: Reference) -> int:
+        if candidate.origin in ("link", "wiki") and candidate.status.navigable:
+            return 2
+        return 1 if candidate.origin == "code" else 0
+    return rank(reference) > rank(other)
 
 
 def resolution_at(state: ModelState, path: str) -> DocumentResolution | None:
@@ -39,7 +49,7 @@ def resolution_at(state: ModelState, path: str) -> DocumentResolution | None:
 # ------------------------------------------------------------------------------------------------ targets
 
 
-def target_location(state: ModelState, reference: Reference) -> Location | None:
+def target_location(state: ModelState, reference: Reference, document: str | None = None) -> Location | None:
     """Where a reference leads: the file, the heading (its line now), the declaration of a symbol."""
     if not reference.status.navigable or reference.target_path is None:
         return None
@@ -59,31 +69,41 @@ def target_location(state: ModelState, reference: Reference) -> Location | None:
         info = u.layout.package_by_id(reference.target or "")
         return Location.at(info.manifest) if info is not None and info.manifest else None
     path = reference.target_path
-    if path == "" or path in u.dir_counts or (state.root / path).is_dir():
-        return None  # a directory: nothing to open
+    if path == "":
+        return None  # the repository itself: nothing to open
+    if path in u.dir_counts:
+        return folder_location(state, path)
     line = reference.line if reference.line is not None and reference.line >= 0 else 0
     target = u.documents.get(path) if reference.anchor else None
     if target is not None:  # the heading's line now: edits to that document move it without re-resolving here
-        heading = find_heading(target.headings, reference.anchor or "")
+        heading = find_heading(target.headings, reference.anchor or "", target.anchors)
         line = heading.line if heading is not None else line
     return Location.at(path, line)
 
 
-def area_location(state: ModelState, area: str) -> Location | None:
-    """A directory leads to its index module, else the document that best describes its area."""
+def folder_location(state: ModelState, folder: str) -> Location | None:
+    """A folder leads to its own page (README or index document), else its index module, else its first file."""
     u = state.universe
-    assert u.layout is not None
+    for name in FOLDER_PAGES:
+        if f"{folder}/{name}" in u.documents:
+            return Location.at(f"{folder}/{name}")
     for name in INDEX_NAMES:
-        if f"{area}/{name}" in u.modules:
-            return Location.at(f"{area}/{name}")
-    info = u.layout.areas.get(area)
-    if info is not None:
-        documents = area_documents(state, info)
-        if documents:
-            return Location.at(documents[0])
-        if info.modules:
-            return Location.at(info.modules[0])
+        if f"{folder}/{name}" in u.modules:
+            return Location.at(f"{folder}/{name}")
+    for index in ("documents", "modules", "other"):
+        paths = u.sorted_paths(index)
+        start = bisect.bisect_left(paths, folder + "/")
+        if start < len(paths) and paths[start].startswith(folder + "/"):
+            return Location.at(paths[start])
     return None
+
+
+def area_location(state: ModelState, area: str) -> Location | None:
+    """An area leads to its index module, else its own page, else its first file: what is in the folder."""
+    for name in INDEX_NAMES:
+        if f"{area}/{name}" in state.universe.modules:
+            return Location.at(f"{area}/{name}")
+    return folder_location(state, area)
 
 
 def area_documents(state: ModelState, info: Any) -> list[str]:
@@ -141,7 +161,28 @@ def definition(state: ModelState, path: str, line: int, column: int) -> Location
         return None
     if reference.origin in ("link", "wiki") and reference.target_path == path and reference.line is not None:
         return Location.at(path, reference.line)  # `#anchor` in the same document
-    return target_location(state, reference)
+    return target_location(state, reference, document=path)
+
+
+def definitions(state: ModelState, path: str, line: int, column: int) -> list[Location]:
+    """Every place a reference can lead: one, or (a name several modules declare that the context does not
+    settle) each declaration, best first."""
+    resolution = state.documents.get(path)
+    if resolution is None:
+        return []
+    reference = reference_at(state, resolution, line, column)
+    if reference is None:
+        return []
+    if reference.status in (ReferenceStatus.AMBIGUOUS, ReferenceStatus.SAME_NAME) and reference.symbol:
+        out = []
+        for candidate in reference.candidates:
+            module = split_id(candidate)[1]
+            position = state.universe.export_position(module, reference.symbol)
+            line_, column_ = position if position else (0, 0)
+            out.append(Location.at(module, line_, column_, column_ + len(reference.symbol)))
+        return out
+    found = definition(state, path, line, column)
+    return [found] if found is not None else []
 
 
 # ------------------------------------------------------------------------------------------------ references
@@ -226,5 +267,6 @@ def unit_of(state: ModelState, path: str) -> str | None:
     return package.id if package is not None else None
 
 
-__all__ = ["ReferenceStatus", "area_documents", "area_location", "definition", "document_links", "documents_about",
-           "export_at", "reference_at", "references", "target_location", "unit_of"]
+__all__ = ["ReferenceStatus", "area_documents", "area_location", "definition", "definitions", "document_links",
+           "documents_about", "export_at", "folder_location", "reference_at", "references", "target_location",
+           "unit_of"]

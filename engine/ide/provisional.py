@@ -148,9 +148,10 @@ class _Index(Mapping[str, Any]):
 
 
 class ProvisionalUniverse(Universe):
-    """A universe read from the file system on demand: no symbols, packages, areas or near matches."""
+    """A universe read from the file system on demand: no symbols, packages, areas, site routes or near matches."""
 
     __slots__ = ()
+    partial = True
 
     def fuzzy(self, token: str, deps: set[Key], limit: int = 3, cutoff: float = 0.92) -> list[tuple[str, float]]:
         return []
