@@ -180,12 +180,12 @@ class CheckConfig(_Model):
     # documents that describe the past (changelogs, release notes, migration guides, blog posts): their mentions
     # of paths and names that are gone are history, not drift. None: the built-in patterns; [] : none.
     history: tuple[Glob, ...] | None = None
-    # which structure the structural findings (undocumented areas and relations, import cycles) are about:
-    # `library` (library source only; an area only where its siblings are mostly documented; a relation only
-    # between areas documented apart, never into a shared utility area), or `all` (every area and every import
-    # between areas, as the original defines them). Unset: `all` where the repository declares its architecture
-    # (ownership records, or relations declared in frontmatter), `library` everywhere else.
-    structure: Literal["library", "all"] | None = None
+    # what check reports about structure and names: `library` (findings about library source only: an area only
+    # where its siblings are mostly documented, a relation only between packages documented apart, no note on a
+    # name several modules declare), or `all` (every area, every import between areas and every ambiguous name,
+    # as the original defines them). Unset: `all` where the repository declares its architecture (ownership
+    # records, or relations declared in frontmatter), `library` everywhere else.
+    scope: Literal["library", "all"] | None = None
 
 
 class RetrievalParams(_Model):

@@ -202,6 +202,7 @@ class CodeSpan(Row):
     end_line: int
     end_column: int
     literal: bool = False  # introduced as a value or a name ("set to `test`", "a cookie named `h3`")
+    elsewhere: str = ""  # the repository its sentence places it in ("in the `owner/repo` repository, ..."), lowercase
 
     @property
     def span(self) -> Span:
@@ -357,6 +358,7 @@ class PackageFacts(Row):
     issues: tuple[Issue, ...]
     private: bool = False
     subpaths: tuple[tuple[str, str], ...] = ()  # `exports` subpaths (`./tiny`) and the file each names first
+    repository: str = ""  # `owner/name` of the manifest's `repository`, lowercase ('' when it names none)
     kind: ClassVar[str] = "package-manifest"
     _nested: ClassVar[dict[str, type]] = {"issues": Issue}
 
@@ -373,6 +375,18 @@ class TsconfigFacts(Row):
     _nested: ClassVar[dict[str, type]] = {"issues": Issue}
 
 
-FileFacts = MarkdownFacts | ModuleFacts | PackageFacts | TsconfigFacts
+@dataclass(slots=True, unsafe_hash=True)
+class NavigationFacts(Row):
+    """A documentation site's navigation kept as data (`sidebars.json`, `_meta.json`, `mkdocs.yml`, a docs folder's
+    `config.json`): the routes and page paths it names."""
+
+    path: str
+    content_hash: str
+    routes: tuple[str, ...]
+    kind: ClassVar[str] = "navigation"
+
+
+FileFacts = MarkdownFacts | ModuleFacts | PackageFacts | TsconfigFacts | NavigationFacts
 FACT_CLASSES: dict[str, type] = {
-    DOCUMENT: MarkdownFacts, MODULE: ModuleFacts, "package-manifest": PackageFacts, "tsconfig": TsconfigFacts}
+    DOCUMENT: MarkdownFacts, MODULE: ModuleFacts, "package-manifest": PackageFacts, "tsconfig": TsconfigFacts,
+    "navigation": NavigationFacts}

@@ -9,9 +9,11 @@ from the graph and are recomputed only when the module graph or the documentatio
 from __future__ import annotations
 
 import functools
+import re
+import urllib.parse
 import weakref
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pathspec
@@ -21,7 +23,7 @@ from engine.config import CONFIG_FILE
 from engine.declared import declared_findings
 from engine.discovery.files import file_kind
 from engine.discovery.resolve import DocumentResolution, Reference
-from engine.discovery.roles import HISTORY_DOCUMENTS, OWN_PROJECT_ROLES, UNCHECKED_DOCUMENT_ROLES
+from engine.discovery.roles import CHANGELOG_DOCUMENTS, HISTORY_DOCUMENTS, OWN_PROJECT_ROLES, UNCHECKED_DOCUMENT_ROLES
 from engine.discovery.universe import EMPTY
 from engine.findings import RULES, Finding, Location, Range, fingerprint
 from engine.graph import import_cycles, runtime_import_graph, type_only
@@ -73,6 +75,11 @@ def describes_history(ws: ModelState, path: str) -> bool:
     return bool(_history_spec(tuple(HISTORY_DOCUMENTS if patterns is None else patterns)).match_file(path))
 
 
+def records_releases(ws: ModelState, path: str) -> bool:
+    """A changelog or release notes (the built-in patterns, when `check.history` keeps its default)."""
+    return ws.config.check.history is None and bool(_history_spec(CHANGELOG_DOCUMENTS).match_file(path))
+
+
 MENTION_CODES = frozenset({"MENTION_UNRESOLVED", "SYMBOL_AMBIGUOUS"})
 
 
@@ -84,9 +91,23 @@ def document_findings(ws: ModelState, resolution: DocumentResolution, facts: Mar
     if role in UNCHECKED_DOCUMENT_ROLES:
         return []
     found = _document_findings(ws, resolution, facts)
+    if check_scope(ws) == "library":
+        # a name several modules declare is a fact about the code, not a defect of the document: go to definition
+        # offers each, and the note stays for a repository that declares its architecture
+        found = [f for f in found if f.code != "SYMBOL_AMBIGUOUS"]
     if role in OWN_PROJECT_ROLES or (any(f.code in MENTION_CODES for f in found) and describes_history(ws, path)):
         found = [f for f in found if f.code not in MENTION_CODES]
+    if any(f.code == "LINK_BROKEN" for f in found) and records_releases(ws, path):
+        # a release entry links what existed then (a file renamed since): only a malformed link is a mistake
+        found = [f for f in found if f.code != "LINK_BROKEN" or _malformed(f)]
     return found
+_MALFORMED = re.compile(r"://|^[@\[%]|^\S+@\S+\.\w+$|^mailto|^www\.")
+
+
+def _malformed(finding: Finding) -> bool:
+    """A link target no file could ever be: a URL without its scheme at the start, an e-mail address, a stray
+    bracket (`@https://…`, `jane@example.com`, `%5Bhttps://…`)."""
+    return bool(_MALFORMED.search(urllib.parse.unquote(str(finding.data.get("target") or ""))))
 
 
 def _document_findings(ws: ModelState, resolution: DocumentResolution, facts: MarkdownFacts) -> list[Finding]:
@@ -200,12 +221,16 @@ def _ambiguous(ws: ModelState, path: str, ref: Reference, key: str) -> Finding:
 class AreaDocumentation:
     documents: dict[str, set[str]]  # area path -> documents that cover/mention it (or live in it)
     declared: set[tuple[str, str]]  # (from area, to area) declared in frontmatter
+    # area path -> documents that name the folder itself (mention its path, cover it, live in it), not only
+    # something declared in it
+    named: dict[str, set[str]] = field(default_factory=dict)
 
 
 def area_documentation(ws: ModelState) -> AreaDocumentation:
     layout = ws.universe.layout
     assert layout is not None
     documents: dict[str, set[str]] = defaultdict(set)
+    named: dict[str, set[str]] = defaultdict(set)
     declared: set[tuple[str, str]] = set()
 
     def area_of(entity: str) -> str | None:
@@ -216,20 +241,31 @@ def area_documentation(ws: ModelState) -> AreaDocumentation:
             return layout.module_area.get(value)
         return None
 
+    library_scope = check_scope(ws) == "library"
     for doc, resolution in ws.documents.items():
+        if library_scope and describes_history(ws, doc):
+            continue  # a changelog or a migration guide names what changed; it documents nothing
         for relation in resolution.relations:
             if relation.kind in DOCUMENTING_KINDS:
                 area = area_of(relation.target)
                 if area is not None:
                     documents[area].add(doc)
+                    if relation.kind != "mentions-symbol":  # its path, not only a name declared in it
+                        named[area].add(doc)
                     parent = layout.areas[area].parent_id
                     while parent:  # documenting a nested area documents its parents
                         parent_path = split_id(parent)[1]
                         documents[parent_path].add(doc)
                         parent = layout.areas[parent_path].parent_id
+        for reference in resolution.references:  # a folder inside an area, named by its path (`lib/languages/js/`)
+            if reference.status == "existing" and reference.target_path and reference.origin in ("code", "link"):
+                inside = layout.area_of(reference.target_path)
+                if inside is not None:
+                    named[inside.path].add(doc)
         area = layout.area_of(doc)
         if area is not None:
             documents[area.path].add(doc)
+            named[area.path].add(doc)
         for source, target, _kind in resolution.declared_relations:
             a, b = area_of(source), area_of(target)
             if a and b:
@@ -238,22 +274,27 @@ def area_documentation(ws: ModelState) -> AreaDocumentation:
         if record.agent_doc and record.agent_doc.removeprefix("./") in ws.universe.documents \
                 and record.path in layout.areas:
             documents[record.path].add(record.agent_doc.removeprefix("./"))
-    return AreaDocumentation(dict(documents), declared)
+            named[record.path].add(record.agent_doc.removeprefix("./"))
+    return AreaDocumentation(dict(documents), declared, dict(named))
 
 
 def area_imports(ws: ModelState, runtime_only: bool = False) -> dict[tuple[str, str], list[Evidence]]:
-    """Observed area -> area imports with the evidence of every import that crosses (with `runtime_only`, not
-    type-only imports, which are erased at run time)."""
+    """Observed area -> area imports with the evidence of every import that crosses. With `runtime_only` (the
+    library scope), only what library code uses at run time: no type-only import (erased), no re-export (a
+    barrel passes another area's API on, it does not use it), nothing a test, a generated file or other code
+    that is not library source imports or is imported."""
     layout = ws.universe.layout
     assert layout is not None
+    universe = ws.universe
     pairs: dict[tuple[str, str], list[Evidence]] = defaultdict(list)
     for module in sorted(ws.modules):
         source_area = layout.module_area.get(module)
-        if source_area is None:
+        if source_area is None or (runtime_only and not universe.is_library(module)):
             continue
         for relation in ws.modules[module].relations:
             kind, target = split_id(relation.target)
-            if kind != MODULE or (runtime_only and type_only(relation)):
+            if kind != MODULE or (runtime_only and (type_only(relation) or relation.kind == "re-exports"
+                                                    or not universe.is_library(target))):
                 continue
             target_area = layout.module_area.get(target)
             if target_area is None or target_area == source_area:
@@ -269,26 +310,29 @@ def _import_structure(ws: ModelState, memo: dict[str, Any] | None) -> tuple[dict
                                                                            list[Any]]:
     """Area-to-area imports and import cycles: they read only module relations and the layout, so a
     documentation edit reuses them (`memo` keeps the last ones with the versions they were built from)."""
-    key = (ws.structure.modules, ws.structure.layout, structure_scope(ws))
+    key = (ws.structure.modules, ws.structure.layout, check_scope(ws))
     if memo is not None and memo.get("key") == key:
         return memo["value"]  # type: ignore[no-any-return]
-    value = (area_imports(ws, runtime_only=structure_scope(ws) == "library"), import_cycles(runtime_import_graph(
+    value = (area_imports(ws, runtime_only=check_scope(ws) == "library"), import_cycles(runtime_import_graph(
         [r for resolution in ws.modules.values() for r in resolution.relations])))
     if memo is not None:
         memo["key"], memo["value"] = key, value
     return value
 
 
-def structure_scope(ws: ModelState) -> str:
-    """`all` or `library` (`check.structure`; unset: `all` where the repository declares its architecture to Doc
+def check_scope(ws: ModelState) -> str:
+    """`all` or `library` (`check.scope`; unset: `all` where the repository declares its architecture to Doc
     Bridge, by ownership records or relations declared in frontmatter)."""
-    configured = ws.config.check.structure
+    configured = ws.config.check.scope
     if configured is not None:
         return configured
-    declared = bool(ws.config.ownership) or any(
-        declaration.kind == "relation" for facts in ws.universe.documents.values()
-        for declaration in facts.declarations)
-    return "all" if declared else "library"
+    if ws.config.ownership:
+        return "all"
+
+    def declared() -> str:
+        return "all" if any(declaration.kind == "relation" for facts in ws.universe.documents.values()
+                            for declaration in facts.declarations) else "library"
+    return str(ws.view("check-scope", declared))
 
 
 def library_areas(ws: ModelState) -> set[str]:
@@ -307,18 +351,23 @@ def _siblings(layout: Any, path: str) -> list[str]:
 
 def expected_documented(ws: ModelState, documentation: AreaDocumentation, library: set[str]) -> set[str]:
     """Library areas that documentation is expected to describe: those whose siblings (the areas beside them in
-    the same package) are at least half documented already. Documentation that names none of a package's
-    folders describes its code some other way (by feature, or on a site kept elsewhere), and a finding per folder
-    would be noise."""
+    the same package) are at least half documented as folders already (their paths named, covered, or a page kept
+    in them). Documentation that names none of a package's folders describes its code some other way (by
+    feature, by its API, or on a site kept elsewhere), and a finding per folder would be noise."""
     layout = ws.universe.layout
     assert layout is not None
     expected = set()
     for path in library:
+        if len(layout.areas[path].modules) < MIN_AREA_MODULES:
+            continue  # a one-module folder is documented through its module, not as an area
         siblings = [p for p in _siblings(layout, path) if p in library]
-        documented = sum(1 for p in siblings if documentation.documents.get(p))
+        documented = sum(1 for p in siblings if documentation.named.get(p))
         if documented and 2 * documented >= len(siblings):
             expected.add(path)
     return expected
+
+
+MIN_AREA_MODULES = 2
 
 
 def shared_areas(imports: dict[tuple[str, str], list[Evidence]], library: set[str], layout: Any) -> set[str]:
@@ -340,20 +389,24 @@ SHARED_MIN_USERS = 3
 
 
 def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> list[Finding]:
-    """Structural findings, about library source only (tests, examples, demos, templates, the documentation
-    site's code, scripts and generated files are not what documentation describes):
+    """Structural findings. In the `library` scope (`check_scope`), about library source only (tests, examples,
+    demos, templates, the documentation site's code, scripts and generated files are not what documentation
+    describes):
 
-    - AREA_UNDOCUMENTED: a library area no document covers or mentions, where its sibling areas mostly are;
-    - RELATION_UNDOCUMENTED: a runtime import between two library areas that documents describe each, which no
-      document describes together (imports of a shared utility area do not count);
+    - AREA_UNDOCUMENTED: a library area of two modules or more no document covers or mentions, where its sibling
+      areas mostly are;
     - IMPORT_CYCLE: a runtime import cycle through library modules;
-    - OWNERSHIP_PATH_UNOBSERVED: an ownership record naming a path that does not exist."""
+    - OWNERSHIP_PATH_UNOBSERVED: an ownership record naming a path that does not exist.
+
+    RELATION_UNDOCUMENTED (an import between areas no document describes together) only in the `all` scope: which
+    folder imports which is an implementation detail until a repository declares its architecture. The `all`
+    scope keeps the original's rules for every area and import."""
     layout = ws.universe.layout
     assert layout is not None
     imports, cycles = _import_structure(ws, memo)
     out: list[Finding] = []
     documentation = area_documentation(ws)
-    everything = structure_scope(ws) == "all"
+    everything = check_scope(ws) == "all"
     library = set(layout.areas) if everything else library_areas(ws)
     expected = library if everything else expected_documented(ws, documentation, library)
     shared = set() if everything else shared_areas(imports, library, layout)
@@ -370,7 +423,7 @@ def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> l
             path, entity=area.id,
             evidence=[Location.model_construct(path=m, range=Range.of(0, 0, 0, 0), message=None,
                                                content_hash=None) for m in area.modules[:8]]))
-    for (source, target), evidence in imports.items():
+    for (source, target), evidence in imports.items() if everything else ():
         if source not in library or target not in library or target in shared:
             continue
         if (source, target) in documentation.declared:

@@ -58,7 +58,8 @@ class Seed:
 
 
 class FactsView(Mapping[str, Any]):
-    """Every analyzed file's facts (documents, modules, manifests, tsconfigs), read through the universe."""
+    """Every analyzed file's facts (documents, modules, manifests, tsconfigs, navigation), read through the
+    universe."""
 
     __slots__ = ("_u",)
 
@@ -73,12 +74,12 @@ class FactsView(Mapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         u = self._u
-        for mapping in (u.documents, u.modules, u.manifests, u.tsconfigs):
+        for mapping in (u.documents, u.modules, u.manifests, u.tsconfigs, u.navigation):
             yield from mapping.keys()
 
     def __len__(self) -> int:
         u = self._u
-        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs)
+        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs) + len(u.navigation)
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and self._u.facts(path) is not None
@@ -303,7 +304,8 @@ class _Present:
 
     def __len__(self) -> int:
         u = self._u
-        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs) + len(u.other)
+        return len(u.documents) + len(u.modules) + len(u.manifests) + len(u.tsconfigs) + len(u.navigation) + \
+            len(u.other)
 
     def __iter__(self) -> Iterator[str]:
         return self._u.paths()

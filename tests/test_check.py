@@ -52,11 +52,11 @@ def test_acme_findings_are_exactly_the_planted_ones(acme: Path) -> None:
     # about billing means the billing one, so it is no ambiguity
 
 
-def test_structure_library_leaves_out_relations_into_an_undocumented_area(acme: Path) -> None:
+def test_scope_library_leaves_out_relations_into_an_undocumented_area(acme: Path) -> None:
     # src/orders imports src/notifications, which no document describes at all: the area finding says so, and
     # under `library` (the default of a repository that declares no architecture) no relation finding repeats it
     config = json.loads((acme / "doc-bridge.config.json").read_text())
-    config["check"] = {"structure": "library"}
+    config["check"] = {"scope": "library"}
     (acme / "doc-bridge.config.json").write_text(json.dumps(config))
     found = {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in docbridge_json(
         "check", "--root", str(acme), "--format", "json", "--fail-on", "never")["findings"]
@@ -78,6 +78,7 @@ def test_monorepo_findings_are_exactly_the_planted_ones(monorepo: Path) -> None:
 
 
 def test_every_code_is_planted_somewhere(acme: Path, monorepo: Path, statekit: Path) -> None:
+    (statekit / "doc-bridge.config.json").write_text(json.dumps({"check": {"scope": "all"}}))
     codes = {f["code"] for root in (acme, monorepo, statekit) for f in docbridge_json(
         "check", "--root", str(root), "--format", "json", "--fail-on", "never")["findings"]}
     assert codes == ALL_CODES

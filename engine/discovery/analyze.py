@@ -30,6 +30,8 @@ def analyze_file(kind: str, path: str, text: str, data: bytes | None = None) -> 
         return manifests.analyze_package_json(path, text, data)
     if kind == "tsconfig":
         return manifests.analyze_tsconfig(path, text, data)
+    if kind == "navigation":
+        return manifests.analyze_navigation(path, text, data)
     raise ValueError(f"no analyzer for {kind!r} files ({path})")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -49,10 +50,23 @@ def file_kind(path: str) -> str:
         return "tsconfig"
     if path == CONFIG_FILE:
         return "config"
+    if NAVIGATION_NAMES.match(lower) or (lower in DOCS_FOLDER_NAVIGATION and _in_docs_folder(path)):
+        return "navigation"
     return "other"
 
 
-ANALYZED_KINDS = frozenset({"document", "module", "package-manifest", "tsconfig"})
+# a documentation site's navigation kept as data: Docusaurus sidebars, Nextra/Fumadocs meta files, MkDocs and
+# undocs configuration; a docs folder's `config.json`/`navigation.json` (sites built elsewhere read it)
+NAVIGATION_NAMES = re.compile(r"^(?:[\w.-]*sidebars?\.json|_?meta\.json|mkdocs\.ya?ml|docs\.ya?ml|_sidebar\.md)$")
+DOCS_FOLDER_NAVIGATION = frozenset({"config.json", "navigation.json", "nav.json", "toc.json"})
+_DOCS_FOLDERS = ("docs", "documentation", "website", "site")
+
+
+def _in_docs_folder(path: str) -> bool:
+    return any(part.lower() in _DOCS_FOLDERS for part in path.split("/")[:-1])
+
+
+ANALYZED_KINDS = frozenset({"document", "module", "package-manifest", "tsconfig", "navigation"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +268,10 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
                 if len(result.files) >= max_files:
                     result.skipped[rel] = "file-limit"
                     continue
-                result.files.append(WalkedFile(rel, file_kind(rel), st.st_size, st.st_mtime_ns))
+                # a link to another file of the repository (`CLAUDE.md` -> `AGENTS.md`) is that file shown twice:
+                # it exists, its target is what is read
+                kind = "other" if is_link else file_kind(rel)
+                result.files.append(WalkedFile(rel, kind, st.st_size, st.st_mtime_ns))
 
     rules.set_tracked(tracked_paths(root))
     visit(str(root), "")

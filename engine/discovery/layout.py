@@ -14,6 +14,7 @@ import pathspec
 
 from engine.config import Config
 from engine.discovery.files import parent_dirs
+from engine.discovery.roles import path_role
 from engine.model import AREA, PACKAGE, PackageFacts, entity_id
 
 
@@ -90,8 +91,31 @@ def _package_ids(manifests: Iterable[PackageFacts], root_name: str) -> dict[str,
     return infos
 
 
+UNIT_PAGES = frozenset({"readme.md", "index.md", "index.mdx", "readme.mdx"})
+PAGE_SUFFIXES = (".md", ".mdx", ".markdown")
+
+
+def colocated_units(modules: Iterable[str], documents: Iterable[str]) -> set[str]:
+    """Folders that hold code and the page that documents it (`useFetch/index.ts` beside `useFetch/index.md`,
+    `Button.tsx` beside `Button.md`, any module beside a README): each is a unit of its own."""
+    stems_by_folder: dict[str, set[str]] = {}
+    for module in modules:
+        folder, _, name = module.rpartition("/")
+        stems_by_folder.setdefault(folder, set()).add(name.split(".", 1)[0].lower())
+    units = set()
+    for document in documents:
+        folder, _, name = document.rpartition("/")
+        stems = stems_by_folder.get(folder)
+        if not folder or not stems:
+            continue
+        lower = name.lower()
+        if lower in UNIT_PAGES or lower.rsplit(".", 1)[0] in stems:
+            units.add(folder)
+    return units
+
+
 def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], config: Config,
-                 root_name: str = "root") -> Layout:
+                 root_name: str = "root", documents: Iterable[str] = ()) -> Layout:
     packages = _package_ids(manifests, root_name)
     deepest = sorted(packages, key=lambda d: (-(0 if d == "." else d.count("/") + 1), d))
     layout = Layout(packages, {}, {}, deepest)
@@ -110,6 +134,12 @@ def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], conf
             continue  # directly in the package or directly in a bare source root: no area
         taken = "/".join(dirs[:1 + min(settings.depth, len(dirs) - 1)])
         candidates.add(taken if base == "." else f"{base}/{taken}")
+
+    # a folder that holds code and its page is a unit (areas inside a package's folder, never a package itself;
+    # tests', examples' and the like's folders are not units of the library)
+    for unit in colocated_units(module_list, documents):
+        if unit not in packages and path_role(unit + "/") is None:
+            candidates.add(unit)
 
     ownership_by_path: dict[str, str] = {}
     module_dirs = {d for m in module_list for d in parent_dirs(m)} | set(module_list)

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.discovery import versions
 from engine.hashing import sha256_bytes
-from engine.model import Issue, PackageFacts, TsconfigFacts
+from engine.model import Issue, NavigationFacts, PackageFacts, TsconfigFacts
 
 ANALYZER_VERSION = versions.MANIFESTS
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
@@ -63,7 +63,7 @@ def analyze_package_json(path: str, text: str, data: bytes | None = None) -> Pac
     return PackageFacts(path, content_hash, directory, name.strip() if name else None,
                         _line_of(text, r'"name"\s*:') if name else 0, workspaces, scripts,
                         tuple(sorted(dependencies.items())), entries, package_manager, (),
-                        manifest.get("private") is True, _subpaths(manifest))
+                        manifest.get("private") is True, _subpaths(manifest), _repository(manifest))
 
 
 def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
@@ -88,6 +88,15 @@ def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
 
 
 MAX_SUBPATHS = 256
+_REPOSITORY = re.compile(r"(?:github:|github\.com[/:]|gitlab\.com[/:]|^)([\w.-]+/[\w.-]+?)(?:\.git)?(?:#.*)?/?$", re.I)
+
+
+def _repository(manifest: dict[str, Any]) -> str:
+    """`owner/name` of `repository` (a string or `{url}`), lowercase: which repository the package is kept in."""
+    value = manifest.get("repository")
+    url = value.get("url") if isinstance(value, dict) else value
+    match = _REPOSITORY.search(url.strip()) if isinstance(url, str) else None
+    return match.group(1).lower() if match else ""
 
 
 def _first_file(value: Any) -> str | None:
@@ -119,6 +128,39 @@ def _subpaths(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         if len(found) >= MAX_SUBPATHS:
             break
     return tuple(sorted(found))
+
+
+MAX_ROUTES = 5000
+_ROUTE_VALUE = re.compile(r"^/?[\w@$][\w@$.~-]*(?:/[\w@$.~*-]+)*/?$")
+
+
+def analyze_navigation(path: str, text: str, data: bytes | None = None) -> NavigationFacts:
+    """The routes and page paths a navigation file names: every string value (and mapping key, for redirect
+    tables) shaped like a route, in order, each once. A file that does not parse names none."""
+    content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
+    try:
+        if path.lower().endswith((".yml", ".yaml")):
+            from engine.discovery.markdown import yaml_load
+            value = yaml_load(text)
+        else:
+            value = parse_jsonc(text)
+    except Exception:  # malformed navigation is the site's to report; it names no route here
+        return NavigationFacts(path, content_hash, ())
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack and len(found) < MAX_ROUTES:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and key.startswith("/") and _ROUTE_VALUE.match(key.replace("**", "x")):
+                    found.setdefault(key, None)
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, str) and "://" not in item and any(c.isalpha() for c in item) and \
+                ("/" in item or item.endswith((".md", ".mdx"))) and _ROUTE_VALUE.match(item):
+            found.setdefault(item, None)
+    return NavigationFacts(path, content_hash, tuple(found))
 
 
 _JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)

@@ -59,13 +59,20 @@ _INCLUDE = re.compile(r"<!--\s*@include:\s*([^\s{}>]+?)(?:\{[^}]*\})?\s*-->")
 _JSX_LINK = re.compile(r"""<(?:[A-Z][\w.]*|a)\b[^<>]*?\b(?:href|to)\s*=\s*"""
                        r"""(?:["']([^"'{}\s]+)["']|\{\s*["']([^"'{}\s]+)["']\s*\})""")
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
+_JSX_TAG_LINE = re.compile(r"^\s*</?[A-Z][\w.]*(?:\s[^<>]*)?/?>\s*$")
 # words that introduce a value or a name, not a reference: "set to `test`", "a cookie named `h3`"
 _LITERAL_LEAD = re.compile(r"\b(?:named|called|set to|sets? it to|defaults? to|equal to|equals|value of|values? "
                            r"(?:is|are))\s*$", re.I)
+# "in the `eslint/eslint.org` repository, in `tools/release-data.js`": what follows names another repository's file
+_ELSEWHERE = re.compile(r"\b(?:in|from|of) the `?([\w.-]+/[\w.-]+)`? (?:repo|repository)\b", re.I)
+ELSEWHERE_WINDOW = 300  # characters before a code span (in its sentence) in which another repository is looked for
 # Directives by which a documentation site writes part of a page (and its headings) when it builds: svelte.dev's
 # `> TYPES: Module`, mkdocstrings' `::: package.module`, MDX components that render API tables
-_BUILD_DIRECTIVE = re.compile(r"^(?:>\s*[A-Z][A-Z_]{2,}:\s*\S.*|:::\s+[\w.]+\s*|<(?:Auto\w+|TypeTable|APIReference|"
-                              r"ApiReference|DocCardList|TSDoc|PropsTable)\b.*)$", re.M)
+_BUILD_DIRECTIVE = re.compile(r"^(?:>\s*[A-Z][A-Z_]{2,}:[ \t]*[\w@$#./:-]+[ \t]*|:::[ \t]+\w+(?:\.\w+)+[ \t]*|"
+                              r"<(?:Auto\w+|TypeTable|APIReference|ApiReference|DocCardList|TSDoc|PropsTable)\b.*)$",
+                              re.M)
+# admonitions look like directives (`> NOTE: Read this.`, `> IMPORTANT: x`): never one
+_ADMONITION = re.compile(r"^>\s*(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION|INFO|DANGER|DEPRECATED|LEGACY|TODO|EXAMPLE)\b")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 MDX_EXTENSIONS = (".mdx",)
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
@@ -371,6 +378,14 @@ def _yaml_too_complex(content: str) -> str | None:
     return None
 
 
+def yaml_load(content: str) -> Any:
+    """YAML read safely within the frontmatter budgets (alias bombs and deep nesting refused)."""
+    reason = _yaml_too_complex(content) if content.strip() else None
+    if reason is not None:
+        raise ValueError(reason)
+    return yaml.load(content, Loader=_YAML_LOADER) if content.strip() else None
+
+
 def _key_line(lines: list[str], first: int, last: int, key: str, after: int | None = None) -> int:
     pattern = re.compile(rf"^\s*{re.escape(key)}\s*:")
     for index in range(after if after is not None else first, last):
@@ -663,13 +678,15 @@ def _mdx_source(lines: list[str]) -> tuple[list[str], list[tuple[int, int, int, 
             href = match.group(1) or match.group(2)
             column = match.start(1) if match.group(1) else match.start(2)
             links.append((number, column, column + len(href), href))
+        if _JSX_TAG_LINE.match(line):  # `<Tabs>`, `</Tab>`, `<Card title="x" />`: MDX wraps Markdown in them
+            out[number] = ""
     return out, links
 
 
 def _build_directive(text: str, code_lines: set[int]) -> str:
     """The first directive outside code by which the site writes part of the page when it builds ('' if none)."""
     for match in _BUILD_DIRECTIVE.finditer(text):
-        if text.count("\n", 0, match.start()) not in code_lines:
+        if text.count("\n", 0, match.start()) not in code_lines and not _ADMONITION.match(match.group(0)):
             return match.group(0).strip()[:80]
     return ""
 
@@ -843,8 +860,12 @@ def _inline_facts(inline: Any, children: list[Any], starts: list[int], bases: li
                 continue
             code = " ".join(child.content.split())
             if code:
+                sentence = max(inline.content.rfind(". ", 0, src[0]), inline.content.rfind("\n\n", 0, src[0]),
+                               src[0] - ELSEWHERE_WINDOW, 0)
                 literal = bool(_LITERAL_LEAD.search(inline.content, max(0, src[0] - 40), src[0]))
-                spans.append(CodeSpan(code, line, column, end_line, end_column, literal))
+                elsewhere = [m.group(1) for m in _ELSEWHERE.finditer(inline.content, sentence, src[0])]
+                spans.append(CodeSpan(code, line, column, end_line, end_column, literal,
+                                      elsewhere[-1].lower() if elsewhere else ""))
         elif child.type == "link_open" and src:
             open_links.append((child, index))
         elif child.type == "link_close" and open_links:

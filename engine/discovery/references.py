@@ -7,6 +7,7 @@ A pure function of the document's facts and the universe; every universe lookup 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -22,13 +23,17 @@ from rapidfuzz.distance import JaroWinkler
 
 from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
 from engine.discovery.imports import manifest_file_module
-from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE
+from engine.discovery.layout import UNIT_PAGES
+from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
 from engine.discovery.routes import clean_route, route_name, routes_of
 from engine.discovery.surface import declaration_of, public_declarations
 from engine.discovery.universe import Key, Universe, dirname
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, Heading, MarkdownFacts, Relation, Span, entity_id
 
 MAX_EVIDENCE = 8
+MAX_UNIT_MODULES = 16  # modules a README covers in a folder that is no area
+CONVENTION_DECLARATIONS = 3  # declarations of one name in one package that make it a convention
+INDEX_NAMES = frozenset({"index", "readme", "_index", "intro", "introduction", "overview", "changelog"})
 MAX_TOKEN = 256
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _SPACE = re.compile(r"\s")
@@ -43,6 +48,9 @@ SOURCE_EXTENSIONS = (".md", ".markdown", *MODULE_EXTENSIONS, ".json", ".yaml", "
 _CALL_FORM = re.compile(r"^(?:new\s+)?(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<[^()]*>)?\(.*\)$", re.S)
 # a name written as code: camelCase, PascalCase, snake_case or `$`; a plain lowercase word may be prose
 _CODE_LIKE = re.compile(r"[A-Z_$]|[a-z][0-9]")
+_STAND_IN = re.compile(r"^(?:stubs?|noop|shims?|[\w-]+[.-]stub)\.[cm]?[jt]sx?$", re.I)
+_METHOD_FORM = re.compile(r"^\.[A-Za-z_$][\w$]*(?:\(.*\))?$")
+_CHAINED_CALL = re.compile(r"\)\s*\.\s*[A-Za-z_$]")
 _NEW_FORM = re.compile(r"^new\s+(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 _WORDS = re.compile(r"[a-z0-9]+")
 _DECLARATION_FILES = (".d.ts", ".d.mts", ".d.cts")
@@ -94,6 +102,14 @@ KNOWN_EXTENSIONS = frozenset({"md", "mdx", "markdown", "ts", "tsx", "js", "jsx",
                               "svelte", "astro"})
 
 
+_UNSETTLED = frozenset({ReferenceStatus.AMBIGUOUS, ReferenceStatus.SAME_NAME, ReferenceStatus.UNRESOLVED})
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+
+
 def _extension(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -102,7 +118,8 @@ def _extension(path: str) -> str:
 def _route_like(written: str) -> bool:
     """A link that names a site's route rather than a file: no extension (or `.html`), or a trailing slash."""
     last = written.rstrip("/").rsplit("/", 1)[-1]
-    return written.endswith("/") or "." not in last or last.lower().endswith((".html", ".htm"))
+    # `eslint-v3.8.0-released` is a route too: only a known file extension makes a file
+    return written.endswith("/") or _extension(last) not in KNOWN_EXTENSIONS or last.lower().endswith((".html", ".htm"))
 
 
 # Folder names every project has: in a documentation site's pages they name the reader's project, not this one
@@ -204,6 +221,8 @@ class _DocumentResolver:
         text = raw.strip()
         if not text or len(text) > MAX_TOKEN:
             return Reference(origin, span, raw, "none")
+        if _METHOD_FORM.match(text) or _CHAINED_CALL.search(text):
+            return Reference(origin, span, raw, "none")  # `.safeParse()`, `z.string().min`: a method of an object
         call = _CALL_FORM.match(text) or _NEW_FORM.match(text)
         if call is not None:  # `getQuery(event)`, `new Hono()`, `defineConfig({ ... })`: the callee is named
             text = call.group("callee")
@@ -248,7 +267,10 @@ class _DocumentResolver:
                 return Reference(origin, span, raw, "resolved", entity_id(MODULE, chosen[0]), chosen[0],
                                  "mentions-symbol", symbol=declared_as)
             if len(chosen) > 1 and member is None:
-                status = "same-name" if alike or not _CODE_LIKE.search(name) else "ambiguous"
+                # several packages exporting it alike, a plain word, or a name many modules declare (an interface
+                # they implement: `locStart` in every language of a formatter) is no ambiguity of the document
+                conventional = len(chosen) >= CONVENTION_DECLARATIONS
+                status = "same-name" if alike or conventional or not _CODE_LIKE.search(name) else "ambiguous"
                 return Reference(origin, span, raw, status, symbol=name,
                                  candidates=tuple(entity_id(MODULE, o) for o in chosen))
             if not owners and member is None:
@@ -306,6 +328,9 @@ class _DocumentResolver:
         implementations = [c for c in candidates if not c.endswith(_DECLARATION_FILES)]
         if implementations:
             candidates = implementations
+        real = [c for c in candidates if not _STAND_IN.match(c.rsplit("/", 1)[-1])]
+        if real:  # `stub.ts`, `noop.ts`: what a build condition swaps in for the real declaration
+            candidates = real
         elif len(candidates) > 1:  # `index.d.ts` beside its CommonJS twin `index.d.cts`: the first is the one
             esm = [c for c in candidates if c.endswith(".d.ts")]
             candidates = esm or candidates
@@ -333,6 +358,58 @@ class _DocumentResolver:
                 candidates = [base]
         directories = {packages[c].directory if packages[c] is not None else "." for c in candidates}
         return candidates, len(directories) > 1
+
+    def in_another_repository(self, named: str) -> bool:
+        """Whether the repository a sentence names (`in the eslint/eslint.org repository`) is another one than this
+        (the root manifest's `repository`); a name with no manifest to compare counts as another."""
+        if not named:
+            return False
+        self.deps.add(("all",))
+        root = self.u.layout.packages.get(".") if self.u.layout is not None else None
+        own = root.facts.repository if root is not None and root.facts is not None else ""
+        return named != own
+
+    def colocated(self) -> list[Reference]:
+        """What the document documents by where it is (`covers` observed, not declared): the module beside it
+        that bears its name (`Button.md` beside `Button.tsx`); for a README or index page, the area, package or
+        modules of its folder; else the one library module of the same name in a folder of the same name
+        elsewhere (`docs/rules/no-redeclare.md` for `lib/rules/no-redeclare.js`)."""
+        u = self.u
+        if u.layout is None or u.partial or u.role_of(self.facts.path)[0] in UNCHECKED_DOCUMENT_ROLES:
+            return []
+        folder, _, name = self.facts.path.rpartition("/")
+        stem = name.rsplit(".", 1)[0]
+        span = Span(0, 0, 0, 0)
+        self.deps.add(("dir-files", folder))
+        beside = [f"{folder}/{stem}{ext}" if folder else f"{stem}{ext}" for ext in MODULE_EXTENSIONS]
+        found = [m for m in beside if m in u.modules]
+        if found:
+            return [self.covering(span, "module", found[0])]
+        if name.lower() in UNIT_PAGES and folder:
+            self.deps.add(("path", folder))
+            if folder in u.layout.areas:
+                return [self.covering(span, AREA, folder)]
+            package = u.layout.packages.get(folder)
+            if package is not None:
+                return [Reference("colocated", span, package.id, "resolved", package.id, folder, "covers")]
+            modules = u.sorted_paths("modules")
+            start = bisect.bisect_left(modules, folder + "/")
+            own = []
+            for module in modules[start:start + MAX_UNIT_MODULES * 4]:
+                if not module.startswith(folder + "/"):
+                    break
+                if "/" not in module[len(folder) + 1:]:
+                    own.append(module)
+            return [self.covering(span, "module", m) for m in own[:MAX_UNIT_MODULES]]
+        parent = folder.rsplit("/", 1)[-1]
+        if stem.lower() in INDEX_NAMES or not parent:
+            return []
+        same = [p for ext in MODULE_EXTENSIONS for p in u.by_basename(stem + ext, self.deps)
+                if p.rsplit("/", 2)[-2:-1] == [parent] and u.is_library(p)]
+        return [self.covering(span, "module", same[0])] if len(same) == 1 else []
+
+    def covering(self, span: Span, kind: str, path: str) -> Reference:
+        return Reference("colocated", span, path, "resolved", entity_id(kind, path), path, "covers")
 
     def through_barrels(self, name: str, reexporters: list[str]) -> tuple[list[str], str]:
         """The modules that declare what barrels re-export as `name` (`unstable_RSCRouteConfig`, exported
@@ -463,7 +540,8 @@ class _DocumentResolver:
             return False
         if self.u.rules.is_ignored_anywhere(path):
             return False
-        if any(s.lower() in PLACEHOLDER_SEGMENTS for s in segments):
+        if any(s.lower() in PLACEHOLDER_SEGMENTS or s.lower().split(".", 1)[0] in PLACEHOLDER_SEGMENTS
+               for s in segments):
             return False  # `playground/xxx`, `path/to/file.ts`: an illustration
         top = segments[0]
         top_exists = self.u.path_kind(top, self.deps) in ("directory", AREA, PACKAGE)
@@ -554,6 +632,8 @@ class _DocumentResolver:
             page = self.site_page(path_part)
             if page is not None:
                 target, kind = page, DOCUMENT
+        if kind is None and origin != "image" and _route_like(path_part) and self.in_navigation(path_part):
+            return Reference(origin, span, href, "existing")  # the site's navigation serves it from elsewhere
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
                 return Reference(origin, span, href, "ignored", target_path=target)
@@ -578,6 +658,22 @@ class _DocumentResolver:
             line = int(re.match(r"L(\d+)", anchor).group(1)) - 1  # type: ignore[union-attr]
         reference = self.path_reference(origin, span, href, target, line)
         return reference
+
+    def in_navigation(self, written: str) -> bool:
+        """Whether a navigation file of a folder above the document names the route (`docs/config.json` lists
+        `framework/react/examples/simple`, which the site builds from `examples/react/simple`)."""
+        self.deps.add(("routes",))
+        if self.u.partial or not self.u.navigation:
+            return False
+        if written.startswith("/"):
+            route = clean_route(written)
+            pairs = [(folder, candidate) for folder in ("", *parent_dirs(self.facts.path))
+                     for candidate in (route, route.split("/", 1)[1] if "/" in route else route)]
+        else:
+            joined = normalise(f"{self.doc_dir}/{written}" if self.doc_dir else written) or ""
+            pairs = [(folder, clean_route(joined[len(folder) + 1:] if folder else joined))
+                     for folder in ("", *parent_dirs(self.facts.path)) if not folder or joined.startswith(folder + "/")]
+        return self.u.navigated(pairs)
 
     def missing_from_known_folder(self, written: str) -> bool:
         """Whether a route names a page inside a folder of a site built from this repository (its generator's
@@ -642,9 +738,10 @@ class _DocumentResolver:
         page = routes.page("", [s for s in clean_route(joined).split("/") if s])
         if page is not None:
             return page
-        if "/" not in cleaned and cleaned:
+        single = cleaned.removeprefix("./")
+        if "/" not in single and single:
             tree = "/".join(self.facts.path.split("/")[:2]) + "/"
-            same_tree = [p for p in routes.names.get(route_name(cleaned), ()) if p.startswith(tree)]
+            same_tree = [p for p in routes.names.get(route_name(single), ()) if p.startswith(tree)]
             if len(set(same_tree)) == 1:
                 return same_tree[0]
         return None
@@ -871,9 +968,16 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
             text_ref = resolver.token(link.text, link.span, "link-text")
             if text_ref.relation and text_ref.target != reference.target:
                 references.append(text_ref)
+    leading = [r.span for r in references if r.origin in ("link", "wiki") and r.status.navigable]
     for span in facts.code_spans:
-        references.append(Reference("code", span.span, span.text, "none") if span.literal
-                          else resolver.token(span.text, span.span, "code"))
+        reference = Reference("code", span.span, span.text, "none") \
+            if span.literal or resolver.in_another_repository(span.elsewhere) \
+            else resolver.token(span.text, span.span, "code")
+        if reference.status in _UNSETTLED and any(_within(span.span, link) for link in leading):
+            # `` [`Router`](../routers/Router) ``: the link says which one is meant
+            reference = Reference("code", span.span, span.text, "none")
+        references.append(reference)
+    references.extend(resolver.colocated())
     declared: list[tuple[str, str, str]] = []
     endpoints: list[tuple[int, str | None, str | None]] = []
     for index, declaration in enumerate(facts.declarations):
@@ -952,7 +1056,9 @@ def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], c
                                      ref.span.end_column))
         kind, target, symbol = key
         exact = [r for r in refs if r.confidence in ("observed", "declared")]
-        if kind == "covers":
+        if kind == "covers" and all(r.origin == "colocated" for r in refs):
+            confidence, provenance = "observed", "observed"  # documented by where it is kept
+        elif kind == "covers":
             confidence, provenance = "declared", "declared"
         else:
             confidence, provenance = ("observed" if exact else "fuzzy"), "observed"

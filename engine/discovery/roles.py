@@ -36,7 +36,7 @@ _FOLDER_ROLES: dict[str, str] = {
     **dict.fromkeys(("demo", "demos", "playground", "playgrounds", "sandbox", "sandboxes", "stories", "storybook",
                      ".storybook", "showcase"), DEMO),
     **dict.fromkeys(("template", "templates", "scaffold", "scaffolds", "scaffolding", "boilerplate",
-                     "boilerplates", "blueprints"), TEMPLATE),
+                     "boilerplates", "blueprints", "issue_template"), TEMPLATE),
     **dict.fromkeys(("docs", "documentation", "website", "docs-site", ".vitepress", ".docusaurus"), DOCS_SITE),
     **dict.fromkeys(("scripts", "script", "bench", "benchmark", "benchmarks", "benches", "perf"), SCRIPT),
 }
@@ -51,6 +51,10 @@ _AFFIX_ROLES = {"template": TEMPLATE, "example": EXAMPLE, "playground": DEMO, "d
 _FILE_ROLE = re.compile(r"\.(?P<kind>test|spec|e2e|test-d|spec-d|bench|stories|story)\.[cm]?[jt]sx?$", re.I)
 _FILE_KIND_ROLES = {"test": TEST, "spec": TEST, "e2e": TEST, "test-d": TEST, "spec-d": TEST, "bench": SCRIPT,
                     "stories": DEMO, "story": DEMO}
+# `template.md`, `PULL_REQUEST_TEMPLATE.md`, `_template.mdx`: a form to fill in, not documentation
+_TEMPLATE_FILE = re.compile(r"^(?:_?template|[\w-]*_template)\.(?:md|mdx|markdown)$", re.I)
+# folders that hold tests when they sit at the repository's root (inside a package they may be library code)
+ROOT_TEST_FOLDERS = frozenset({"integration"})
 # a private package's name (or folder) that says it is not a library
 _PACKAGE_NAME_ROLES = (
     (re.compile(r"(^|[-_./@])(docs?|website|documentation|site)($|[-_./])", re.I), DOCS_SITE),
@@ -82,12 +86,15 @@ def generated_marker(text: str) -> str:
     """The marker that says a file is generated, as found in its leading comment lines ('' when none)."""
     head = text[:MARKER_WINDOW]
     comments = []
+    in_block = False  # inside a `/* ... */` or `<!-- ... -->` that spans lines
     for line in head.split("\n")[:40]:
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped.startswith(("//", "/*", "*", "#!", "<!--", "#", "-->")) or stripped.endswith("*/"):
+        if in_block or stripped.startswith(("//", "/*", "*", "#!", "<!--", "#", "-->")) or stripped.endswith("*/"):
             comments.append(stripped)
+            opened = stripped.startswith(("/*", "<!--")) or in_block
+            in_block = opened and not stripped.endswith(("*/", "-->"))
             continue
         break  # the leading comment ended: the code or prose begins
     match = GENERATED_MARKER.search("\n".join(comments))
@@ -109,6 +116,10 @@ def path_role(path: str) -> tuple[str, str] | None:
             role = _AFFIX_ROLES.get(word.rstrip("s")) if word else None
         if role is not None:
             return role, f"folder `{part}`"
+    if len(parts) > 1 and parts[0].lower() in ROOT_TEST_FOLDERS:
+        return TEST, f"folder `{parts[0]}`"
+    if _TEMPLATE_FILE.match(parts[-1]):
+        return TEMPLATE, f"file name `{parts[-1]}`"
     match = _FILE_ROLE.search(parts[-1])
     if match:
         return _FILE_KIND_ROLES[match.group("kind").lower()], f"file name `*.{match.group('kind').lower()}.*`"
@@ -129,6 +140,10 @@ HISTORY_DOCUMENTS = ("**/CHANGELOG*", "**/CHANGES*", "**/HISTORY*", "**/RELEASES
                      "**/release-notes/**", "**/releases/**", "**/blog/**", "**/MIGRATION*", "**/migration*",
                      "**/migrating*", "**/migrate-*", "**/migrate_*", "**/upgrading*", "**/upgrade-guide*",
                      "**/UPGRADING*", "**/decisions/**", "**/adr/**", "**/rfcs/**")
+# Documents that record releases: a link there to a file renamed since is history too (blog posts and migration
+# guides keep theirs checked: readers still follow them)
+CHANGELOG_DOCUMENTS = ("**/CHANGELOG*", "**/CHANGES*", "**/HISTORY*", "**/RELEASES*", "**/RELEASE-NOTES*",
+                       "**/RELEASE_NOTES*", "**/changelog/**", "**/changelogs/**", "**/release-notes/**")
 # Roles whose documents are data (test inputs, scaffolding copied into a new project, generated output), not
 # documentation of this repository: nothing in them is checked.
 UNCHECKED_DOCUMENT_ROLES = frozenset({TEST, TEMPLATE, GENERATED})

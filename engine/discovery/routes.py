@@ -101,8 +101,18 @@ class RouteIndex:
         return children.get(name) or children.get(route_name(name))
 
 
+SITE_PAGE_FOLDERS = ("src/pages", "pages")  # where site frameworks keep pages written as components
+
+
 def build_routes(universe: Universe) -> RouteIndex:
     index = RouteIndex()
+    # a site's component pages (`website/src/pages/help.js` serves `/help`): pages of the site's own folder
+    for site, _config in universe.doc_sites():
+        for folder in SITE_PAGE_FOLDERS:
+            prefix = f"{site}/{folder}/"
+            for path in universe.sorted_paths("modules"):
+                if path.startswith(prefix) and "/" not in path[len(prefix):]:
+                    index.pages[site].setdefault(route_name(path[len(prefix):].rsplit(".", 1)[0]), path)
     for directory in sorted(universe.dir_counts.keys()):
         parent, _, name = directory.rpartition("/")
         for variant in (name.lower(), route_name(name)):

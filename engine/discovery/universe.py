@@ -24,8 +24,8 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.config import Config
-from engine.discovery.files import IgnoreRules, file_kind, parent_dirs
-from engine.discovery.layout import Layout, build_layout
+from engine.discovery.files import MODULE_EXTENSIONS, IgnoreRules, file_kind, parent_dirs
+from engine.discovery.layout import UNIT_PAGES, Layout, build_layout
 from engine.discovery.roles import (
     DOCS_GENERATOR_CONFIG,
     DOCS_SITE,
@@ -37,7 +37,17 @@ from engine.discovery.roles import (
     path_role,
 )
 from engine.discovery.routes import ROUTE_FRONTMATTER
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, MarkdownFacts, ModuleFacts, PackageFacts, TsconfigFacts
+from engine.model import (
+    AREA,
+    DOCUMENT,
+    MODULE,
+    PACKAGE,
+    MarkdownFacts,
+    ModuleFacts,
+    NavigationFacts,
+    PackageFacts,
+    TsconfigFacts,
+)
 
 FUZZY_THRESHOLD = 0.92
 GLOBAL_SUGGESTIONS = 3000  # up to this many paths, a missing path is compared with every one
@@ -95,6 +105,7 @@ class Universe:
     modules: Map[str, ModuleFacts] = EMPTY
     manifests: Map[str, PackageFacts] = EMPTY
     tsconfigs: Map[str, TsconfigFacts] = EMPTY
+    navigation: Map[str, NavigationFacts] = EMPTY  # documentation sites' navigation files
     other: Map[str, bool] = EMPTY  # files that exist but are not analyzed (or were skipped)
     dir_counts: Map[str, int] = EMPTY  # directory -> how many files lie under it
     owners: Map[str, frozenset[str]] = EMPTY  # symbol -> modules declaring it
@@ -180,11 +191,11 @@ class Universe:
 
     def exists(self, path: str) -> bool:
         return path in self.documents or path in self.modules or path in self.manifests or \
-            path in self.tsconfigs or path in self.other
+            path in self.tsconfigs or path in self.navigation or path in self.other
 
     def paths(self) -> Iterator[str]:
         """Every file the model knows, analyzed or not (unsorted)."""
-        for mapping in (self.documents, self.modules, self.manifests, self.tsconfigs, self.other):
+        for mapping in (self.documents, self.modules, self.manifests, self.tsconfigs, self.navigation, self.other):
             yield from mapping.keys()
 
     def sorted_paths(self, index: str) -> list[str]:
@@ -197,7 +208,21 @@ class Universe:
 
     def facts(self, path: str) -> Any | None:
         return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
-            self.tsconfigs.get(path)
+            self.tsconfigs.get(path) or self.navigation.get(path)
+
+    def navigated(self, folder_routes: list[tuple[str, str]]) -> bool:
+        """Whether a navigation file kept in `folder` names `route` (for any (folder, route) given): the site
+        serves the route though no page of the repository does (its navigation maps it elsewhere)."""
+        index = self._routes.get("navigation")
+        if index is None:
+            built: dict[str, set[str]] = defaultdict(set)
+            for path, facts in self.navigation.items():
+                folder = dirname(path)
+                for route in facts.routes:
+                    cleaned = route.strip("/").lower().removesuffix(".mdx").removesuffix(".md")
+                    built[folder].add(cleaned)
+            index = self._routes["navigation"] = {k: frozenset(v) for k, v in built.items()}
+        return any(route in index.get(folder, ()) for folder, route in folder_routes)
 
     # ---- lookups (each records its dependency key)
 
@@ -213,7 +238,7 @@ class Universe:
             return AREA
         if path in self.layout.packages and path != ".":
             return PACKAGE
-        if path in self.manifests or path in self.tsconfigs or path in self.other:
+        if path in self.manifests or path in self.tsconfigs or path in self.navigation or path in self.other:
             return "file"
         if path in self.dir_counts:
             return "directory"
@@ -370,6 +395,7 @@ class UniverseBuilder:
         self.modules = base.modules.mutate()
         self.manifests = base.manifests.mutate()
         self.tsconfigs = base.tsconfigs.mutate()
+        self.navigation = base.navigation.mutate()
         self.other = base.other.mutate()
         self.dir_counts = base.dir_counts.mutate()
         self.owners = base.owners.mutate()
@@ -410,13 +436,20 @@ class UniverseBuilder:
             else:
                 self.dir_counts[directory] = count
 
+    def _unit_page(self, path: str) -> None:
+        """A page that came or went beside code may make or unmake a unit (an area): rebuild the layout."""
+        folder, _, name = path.rpartition("/")
+        stem = name.rsplit(".", 1)[0]
+        if name.lower() in UNIT_PAGES or any(f"{folder}/{stem}{ext}" in self.modules for ext in MODULE_EXTENSIONS):
+            self.layout_wanted = True
+
     def _routes_moved(self, keys: set[Key]) -> None:
         self.routes_changed = True
         keys.add(("routes",))
 
     def current(self, path: str) -> Any | None:
         return self.documents.get(path) or self.modules.get(path) or self.manifests.get(path) or \
-            self.tsconfigs.get(path)
+            self.tsconfigs.get(path) or self.navigation.get(path)
 
     def set_other(self, path: str, present: bool) -> set[Key]:
         keys: set[Key] = set()
@@ -520,6 +553,7 @@ class UniverseBuilder:
             self.documents[facts.path] = facts
             self._names_added(facts.path, keys)
             self._routes_moved(keys)
+            self._unit_page(facts.path)
             stem = stem_of(facts.path)
             self._add(self.stems, stem, facts.path)
             keys.add(("stem", stem))
@@ -545,12 +579,16 @@ class UniverseBuilder:
             self.tsconfigs[facts.path] = facts
             self.tsconfigs_changed = True
             keys.add(("all",))
+        elif isinstance(facts, NavigationFacts):
+            self.navigation[facts.path] = facts
+            self._routes_moved(keys)
 
     def _unindex(self, facts: Any, keys: set[Key]) -> None:
         if isinstance(facts, MarkdownFacts):
             self.documents.pop(facts.path, None)
             self._names_removed(facts.path, keys)
             self._routes_moved(keys)
+            self._unit_page(facts.path)
             stem = stem_of(facts.path)
             self._discard(self.stems, stem, facts.path)
             keys.add(("stem", stem))
@@ -574,6 +612,9 @@ class UniverseBuilder:
             self.tsconfigs.pop(facts.path, None)
             self.tsconfigs_changed = True
             keys.add(("all",))
+        elif isinstance(facts, NavigationFacts):
+            self.navigation.pop(facts.path, None)
+            self._routes_moved(keys)
 
     def _names_added(self, path: str, keys: set[Key]) -> None:
         base = path.rsplit("/", 1)[-1]
@@ -597,10 +638,11 @@ class UniverseBuilder:
         keys: set[Key] = set()
         modules = self.modules.finish()
         manifests = self.manifests.finish()
+        documents = self.documents.finish()
         layout = base.layout
         rebuilt = False
         if self.layout_wanted:
-            layout = build_layout(manifests.values(), modules.keys(), base.config)
+            layout = build_layout(manifests.values(), modules.keys(), base.config, documents=documents.keys())
             rebuilt = True
             old = base.layout
             if old is None or set(old.areas) != set(layout.areas):
@@ -612,8 +654,9 @@ class UniverseBuilder:
             if old is None or {p.id for p in old.packages.values()} != {p.id for p in layout.packages.values()}:
                 keys.add(("all",))
         universe = Universe(
-            config=base.config, rules=base.rules, documents=self.documents.finish(), modules=modules,
-            manifests=manifests, tsconfigs=self.tsconfigs.finish(), other=self.other.finish(),
+            config=base.config, rules=base.rules, documents=documents, modules=modules,
+            manifests=manifests, tsconfigs=self.tsconfigs.finish(), navigation=self.navigation.finish(),
+            other=self.other.finish(),
             dir_counts=self.dir_counts.finish(), owners=self.owners.finish(), reexporters=self.reexporters.finish(),
             basenames=self.basenames.finish(), stems=self.stems.finish(), renamed=self.renamed.finish(),
             layout=layout,

@@ -34,6 +34,18 @@ def reference_at(state: ModelState, resolution: DocumentResolution, line: int, c
     return best
 
 
+def linked_document(state: ModelState, path: str) -> str | None:
+    """The document a symbolic link inside the repository shows (None for anything else)."""
+    full = state.root / path
+    if not full.is_symlink():
+        return None
+    try:
+        target = full.resolve().relative_to(state.root.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+    return target if target in state.documents else None
+
+
 def _outranks(reference: Reference, other: Reference) -> bool:
     def rank(candidate: Reference) -> int:
         if candidate.origin in ("link", "wiki") and candidate.status.navigable:
@@ -166,10 +178,14 @@ def definition(state: ModelState, path: str, line: int, column: int) -> Location
 
 def definitions(state: ModelState, path: str, line: int, column: int) -> list[Location]:
     """Every place a reference can lead: one, or (a name several modules declare that the context does not
-    settle) each declaration, best first."""
+    settle) each declaration, best first. A link to another document of the repository (`CLAUDE.md` ->
+    `AGENTS.md`) answers as the document it shows."""
     resolution = state.documents.get(path)
     if resolution is None:
-        return []
+        target = linked_document(state, path)
+        if target is None:
+            return []
+        path, resolution = target, state.documents[target]
     reference = reference_at(state, resolution, line, column)
     if reference is None:
         return []
