@@ -60,6 +60,7 @@ NAVIGATION_FILES = re.compile(r"(^|/)(sidebars?\.[cm]?[jt]s|sidebars?\.json|_?me
                               r"mkdocs\.ya?ml|config\.json|docs\.ya?ml|\.vitepress/config\.[cm]?[jt]s|"
                               r"astro\.config\.[cm]?[jt]s|docusaurus\.config\.[cm]?[jt]s|source\.config\.[cm]?[jt]s|"
                               r"[\w-]*sidebars\.json)$")
+_SCRIPT_NAVIGATION = re.compile(r"(^|/)(config|sidebars?|nav|navigation|toc)\.[cm]?[jt]s$")
 _NAV_STRING = re.compile(r"""["'`](/?[\w@$.\-]+(?:/[\w@$.\-]+)*/?)(?:#[^"'`]*)?["'`]""")
 _ORDERED = re.compile(r"^\d+[.\-_][^\d]")
 MAX_NAVIGATION_BYTES = 2 << 20
@@ -76,6 +77,15 @@ def navigation_documents(ws: Workspace) -> set[str]:
     documents = sorted(universe.documents.keys())
     routes = routes_of(universe)
     found: set[str] = set()
+
+    def named(route: str) -> None:  # a route or page path a navigation names: the pages of that name
+        cleaned = clean_route(route)
+        found.update(routes.names.get(route_name(cleaned.rsplit("/", 1)[-1]), ()))
+
+    for facts in universe.navigation.values():  # navigation kept as data (sidebars.json, config.json, mkdocs.yml)
+        for route in facts.routes:
+            named(route)
+    sites = [folder for folder, _ in universe.doc_sites()]
     for folder, config in universe.doc_sites():
         navigation = [p for p in universe.paths() if p.startswith(folder + "/") and NAVIGATION_FILES.search(p)]
         texts = [_read(ws.root, path) for path in sorted({*navigation, config})]
@@ -84,8 +94,15 @@ def navigation_documents(ws: Workspace) -> set[str]:
             found |= {d for d in documents if d.startswith(folder + "/")}
         for text in texts:
             for match in _NAV_STRING.finditer(text):
-                name = route_name(clean_route(match.group(1)).rsplit("/", 1)[-1])
-                found.update(routes.names.get(name, ()))
+                named(match.group(1))
+        # a blog's posts are listed by the blog's own index pages
+        found |= {d for d in documents if d.startswith(folder + "/") and "/blog/" in d[len(folder):]}
+    for path in universe.sorted_paths("modules"):  # navigation written as code in a docs folder of no known site
+        if _SCRIPT_NAVIGATION.search(path) and universe.role_of(path)[0] == "docs-site" and \
+                not any(path.startswith(site + "/") for site in sites):
+            for match in _NAV_STRING.finditer(_read(ws.root, path)):
+                named(match.group(1))
+    found |= {path for path, facts in universe.documents.items() if facts.fm("navigation")}
     for path in universe.paths():  # meta files of file-system navigation (Nextra, Fumadocs)
         if path.rsplit("/", 1)[-1] in ("_meta.json", "meta.json", "_meta.js", "_meta.ts"):
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -143,22 +160,48 @@ def reachability(ws: Workspace, projection: Any) -> dict[str, Any]:
             "entryDocuments": entries, "navigation": len(navigation), "unreachable": unreachable}
 
 
+COMMUNITY_DOCUMENTS = re.compile(r"(^|/)(code[_-]of[_-]conduct|security|support|governance|license|licence|funding|"
+                                  r"backers|sponsors|authors|maintainers|codeowners)(\.[\w.]+)?$", re.I)
+
+
+def about_code(ws: Workspace, path: str) -> bool:
+    """Whether a document is expected to name code: not a changelog, release note, migration guide or blog post
+    (they name what changed), nor a community file (conduct, security, support, licence)."""
+    from engine.reconcile import describes_history
+    return not describes_history(ws, path) and not COMMUNITY_DOCUMENTS.search(path)
+
+
+def documented_in_code(ws: Workspace, modules: tuple[str, ...]) -> bool:
+    """Whether most of what an area exports carries doc comments: an API reference generated from the code (TSDoc,
+    TypeDoc, JSDoc) documents it."""
+    exported = documented = 0
+    for module in modules:
+        facts = ws.universe.modules.get(module)
+        if facts is None or not ws.universe.is_library(module):
+            continue
+        exported += sum(1 for e in facts.exports if e.declared and e.name != "default")
+        documented += facts.documented
+    return exported > 0 and 2 * documented >= exported
+
+
 def connectivity(ws: Workspace) -> dict[str, Any]:
+    """The share of library areas that some document describes, and of the documents expected to name code that
+    do name some, together."""
+    from engine.reconcile import library_areas
     layout = ws.universe.layout
     assert layout is not None
     documented = ws.documented_by()
-    areas = sorted(layout.areas)
+    areas = sorted(library_areas(ws))  # type: ignore[arg-type]
     undocumented_areas = [a for a in areas if not documented.get(entity_id(AREA, a))
-                          and not any(documented.get(entity_id(MODULE, m)) for m in layout.areas[a].modules)]
-    isolated = []
-    for path in sorted(ws.documents.keys()):
-        resolution = ws.documents[path]
-        if not any(split_id(r.target)[0] in CODE_KINDS for r in resolution.relations):
-            isolated.append(path)
-    total = len(areas) + len(ws.documents)
+                          and not any(documented.get(entity_id(MODULE, m)) for m in layout.areas[a].modules)
+                          and not documented_in_code(ws, layout.areas[a].modules)]
+    documents = [d for d in counted_documents(ws) if d in ws.documents and about_code(ws, d)]
+    isolated = [d for d in documents
+                if not any(split_id(r.target)[0] in CODE_KINDS for r in ws.documents[d].relations)]
+    total = len(areas) + len(documents)
     linked = total - len(undocumented_areas) - len(isolated)
     return {"value": _share(linked, total), "areas": len(areas), "documentedAreas": len(areas) - len(
-        undocumented_areas), "documents": len(ws.documents), "linkedDocuments": len(ws.documents) - len(isolated),
+        undocumented_areas), "documents": len(documents), "linkedDocuments": len(documents) - len(isolated),
         "undocumentedAreas": undocumented_areas, "documentsWithoutCode": isolated}
 
 
@@ -208,12 +251,14 @@ def grade(dimensions: dict[str, dict[str, Any]]) -> tuple[float, str]:
 def actions(dimensions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     reach, conn, hit = dimensions["reachability"], dimensions["connectivity"], dimensions["hitAt3"]
-    if reach["unreachable"]:
-        entry = reach["entryDocuments"][0] if reach["entryDocuments"] else "README.md"
-        gain = WEIGHTS["reachability"] * len(reach["unreachable"]) / max(reach["total"], 1)
-        out.append({"dimension": "reachability", "points": round(gain, 1),
-                    "action": f"Link {len(reach['unreachable'])} unreachable document(s) from `{entry}` or a document "
-                              f"it links to.", "files": reach["unreachable"][:MAX_ACTION_FILES]})
+    for folder, pages in _unreachable_groups(reach["unreachable"]):
+        gain = WEIGHTS["reachability"] * len(pages) / max(reach["total"], 1)
+        where = f"`{folder}/`" if folder else "the repository root"
+        action = (f"Give the {len(pages)} pages of {where} a place in the site's navigation, or an index page "
+                  f"there that links them." if len(pages) >= FOLDER_ACTION else
+                  f"Link {', '.join(f'`{p}`' for p in pages)} from a page readers already reach, near {where}.")
+        out.append({"dimension": "reachability", "points": round(gain, 1), "action": action,
+                    "files": pages[:MAX_ACTION_FILES]})
     total = max(conn["areas"] + conn["documents"], 1)
     if conn["undocumentedAreas"]:
         out.append({"dimension": "connectivity",
@@ -238,6 +283,21 @@ def actions(dimensions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                               f"words people search for.", "files": files[:MAX_ACTION_FILES]})
     out.sort(key=lambda a: (-a["points"], a["dimension"], a["action"]))
     return out
+
+
+FOLDER_ACTION = 3  # unreachable pages of one folder from which the advice is the folder's navigation
+MAX_FOLDER_ACTIONS = 3
+
+
+def _unreachable_groups(unreachable: list[str]) -> list[tuple[str, list[str]]]:
+    """Unreachable documents by folder (the two top segments), the largest groups first, at most a few groups:
+    what to fix is where the navigation misses pages, never one entry document linking hundreds."""
+    groups: dict[str, list[str]] = {}
+    for path in unreachable:
+        parts = path.split("/")[:-1]
+        groups.setdefault("/".join(parts[:2]), []).append(path)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return ordered[:MAX_FOLDER_ACTIONS]
 
 
 def run_doctor(ws: Workspace, projection: Any, retriever: Any, suite_path: Path | None, root: Path) -> dict[str, Any]:

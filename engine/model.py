@@ -333,6 +333,7 @@ class ModuleFacts(Row):
     prose: str = ""  # what the module says about itself: comments and message strings, bounded
     outline: tuple[str, ...] = ()  # member names of its exported classes (its public methods), bounded
     generated: str = ""  # the marker in its leading comment that says it is generated ('' when none)
+    documented: int = 0  # exported declarations that carry a doc comment (`/** ... */`)
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type]] = {"exports": Export, "imports": Import}
 

@@ -358,8 +358,11 @@ def expected_documented(ws: ModelState, documentation: AreaDocumentation, librar
     assert layout is not None
     expected = set()
     for path in library:
-        if len(layout.areas[path].modules) < MIN_AREA_MODULES:
+        modules = layout.areas[path].modules
+        if len(modules) < MIN_AREA_MODULES:
             continue  # a one-module folder is documented through its module, not as an area
+        if all(m.endswith((".d.ts", ".d.mts", ".d.cts")) for m in modules):
+            continue  # type declarations only: documented through the API they describe
         siblings = [p for p in _siblings(layout, path) if p in library]
         documented = sum(1 for p in siblings if documentation.named.get(p))
         if documented and 2 * documented >= len(siblings):

@@ -51,7 +51,10 @@ def test_governance_figures_and_actions(tmp_path: Path) -> None:
     assert dims["hitAt3"]["status"] == "not-analyzed"
     assert report["score"] == pytest.approx(100 * (15 * 0.4 + 15 * 0.75) / 30, abs=0.05)
     assert report["grade"] == "D"
-    assert [a["dimension"] for a in report["actions"]] == ["hitAt3", "reachability", "connectivity"]
+    # unreachable pages are grouped by folder: docs/ (notes, summary) and docs/old/ (ledger) get an action each
+    assert [a["dimension"] for a in report["actions"]] == ["hitAt3", "reachability", "connectivity", "reachability"]
+    assert [a["files"] for a in report["actions"] if a["dimension"] == "reachability"] == [
+        ["docs/notes.md", "docs/summary.md"], ["docs/old/ledger.md"]]
     text = docbridge("doctor", "--root", str(root))
     assert text.returncode == 0 and text.stdout.startswith("grade D  (score 57.5/100)")
     assert "hit@3         not-analyzed" in text.stdout

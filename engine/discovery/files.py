@@ -50,13 +50,15 @@ def file_kind(path: str) -> str:
         return "tsconfig"
     if path == CONFIG_FILE:
         return "config"
-    if NAVIGATION_NAMES.match(lower) or (lower in DOCS_FOLDER_NAVIGATION and _in_docs_folder(path)):
+    data = "/_data/" in f"/{path}" and lower.endswith((".json", ".yml", ".yaml"))
+    if NAVIGATION_NAMES.match(lower) or (_in_docs_folder(path) and (lower in DOCS_FOLDER_NAVIGATION or data)):
         return "navigation"
     return "other"
 
 
 # a documentation site's navigation kept as data: Docusaurus sidebars, Nextra/Fumadocs meta files, MkDocs and
-# undocs configuration; a docs folder's `config.json`/`navigation.json` (sites built elsewhere read it)
+# undocs configuration; a docs folder's `config.json`/`navigation.json` (sites built elsewhere read it) and the
+# data files Eleventy and Jekyll build navigation from (`_data/*.json`, `_data/*.yml`)
 NAVIGATION_NAMES = re.compile(r"^(?:[\w.-]*sidebars?\.json|_?meta\.json|mkdocs\.ya?ml|docs\.ya?ml|_sidebar\.md)$")
 DOCS_FOLDER_NAVIGATION = frozenset({"config.json", "navigation.json", "nav.json", "toc.json"})
 _DOCS_FOLDERS = ("docs", "documentation", "website", "site")

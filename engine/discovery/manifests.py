@@ -158,7 +158,7 @@ def analyze_navigation(path: str, text: str, data: bytes | None = None) -> Navig
         elif isinstance(item, list):
             stack.extend(reversed(item))
         elif isinstance(item, str) and "://" not in item and any(c.isalpha() for c in item) and \
-                ("/" in item or item.endswith((".md", ".mdx"))) and _ROUTE_VALUE.match(item):
+                _ROUTE_VALUE.match(item) and len(item) > 1:  # a route, a page path, or a page id (`getting-started`)
             found.setdefault(item, None)
     return NavigationFacts(path, content_hash, tuple(found))
 

@@ -38,6 +38,9 @@ MAX_HEADINGS = 1000
 # analysis takes stays linear in the input whatever its shape
 MAX_LINE_CHARS = 100_000  # one line longer than this: `line-too-long`
 MAX_NESTING = 16  # more nested containers (`>`, list items) on one line: `nesting-too-deep`
+# frontmatter by which a site places a page in its navigation (Eleventy, Docusaurus, Just the Docs, Hugo...)
+NAVIGATION_KEYS = ("eleventyNavigation", "sidebar_position", "sidebar_label", "nav_order", "order", "weight", "menu",
+                   "navigation", "sidebar", "nav", "parent")
 FRONTMATTER_KEYS = ("title", "type", "audience", "owner", "lifecycle", "tier", "ref", "canonical", "id", "slug",
                     "permalink")
 
@@ -52,6 +55,7 @@ _CUSTOM_ID = re.compile(r"\s*[{\[]#([A-Za-z0-9_][\w.:-]*)[}\]]\s*$")
 _STANDALONE_ID = re.compile(r"^\s*\{#([A-Za-z0-9_][\w.:-]*)\}\s*$")
 # HTML anchors: `id="x"` on any element, `<a name="x">` (GitHub and every documentation site link to both)
 _HTML_ID = re.compile(r"""\bid\s*=\s*["']([^"'\s]+)["']""", re.I)
+_HTML_HEADING = re.compile(r"<h[1-6]\b[^>]*>(.*?)</h[1-6]>", re.I | re.S)
 _HTML_NAME = re.compile(r"""<a\b[^>]*?\bname\s*=\s*["']([^"'\s]+)["']""", re.I)
 # `<!--@include: ./part.md-->` (VitePress): the included document's headings are this one's anchors too
 _INCLUDE = re.compile(r"<!--\s*@include:\s*([^\s{}>]+?)(?:\{[^}]*\})?\s*-->")
@@ -495,6 +499,12 @@ def _frontmatter_values(lines: list[str], first: int, last: int, data: dict[str,
         value = getattr(parsed, key)
         if isinstance(value, str) and value.strip():
             subset.append((key, value.strip()[:128]))
+    if any(key in data for key in NAVIGATION_KEYS):  # the site lists the page in its navigation itself
+        subset.append(("navigation", "true"))
+    # keys a layout may render as a section of the page (`further_reading` -> `<h2 id="further-reading">`)
+    sections = sorted(slugify(str(key).replace("_", " ")) for key in data if isinstance(key, str) and "_" in key)
+    if sections:
+        subset.append(("sections", " ".join(sections)[:512]))
     declarations: list[Declaration] = []
     block = parsed.docbridge
     refs = list(parsed.covers) + (list(block.covers) if block else [])
@@ -692,7 +702,9 @@ def _build_directive(text: str, code_lines: set[int]) -> str:
 
 
 def _html_anchors(content: str) -> list[str]:
-    return [m.group(1) for m in _HTML_ID.finditer(content)] + [m.group(1) for m in _HTML_NAME.finditer(content)]
+    """`id="x"` on any element, `<a name="x">`, and the slug of a raw HTML heading's text (`<h3>Sponsors</h3>`)."""
+    return [m.group(1) for m in _HTML_ID.finditer(content)] + [m.group(1) for m in _HTML_NAME.finditer(content)] + \
+        [slugify(re.sub(r"<[^>]+>", "", m.group(1))) for m in _HTML_HEADING.finditer(content)]
 
 
 def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:
@@ -816,7 +828,8 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
         word_count=words, frontmatter=frontmatter, declarations=declarations, issues=issues,
         links=tuple(links), code_spans=tuple(spans), regions=tuple(regions),
         language=detect_language(text), line_count=len(lines), body=body,
-        anchors=tuple(sorted(set(anchors), key=lambda a: (a[1], a[0]))), includes=tuple(dict.fromkeys(includes)),
+        anchors=tuple(sorted(set(anchors) | {(name, 0) for name in dict(frontmatter).get("sections", "").split()},
+                             key=lambda a: (a[1], a[0]))), includes=tuple(dict.fromkeys(includes)),
         builds=_build_directive(text, code_lines))
 
 

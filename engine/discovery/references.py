@@ -204,8 +204,13 @@ class _DocumentResolver:
             target_facts = self.facts if path == self.facts.path else self.u.documents.get(path)
             headings = list(target_facts.headings) if target_facts else []
             anchors = list(target_facts.anchors) if target_facts else []
-            for written in target_facts.includes if target_facts else ():
-                included = normalise(f"{dirname(path)}/{written}" if dirname(path) else written)
+            folder = dirname(path)
+            pages = [normalise(f"{folder}/{w}" if folder else w) for w in (target_facts.includes if target_facts
+                                                                           else ())]
+            shown = target_facts.fm("ref") if target_facts else None
+            if shown:  # `ref:` (a page the site renders in place of this one): a repository path, else beside it
+                pages += [normalise(shown.lstrip("/")), normalise(f"{folder}/{shown}" if folder else shown)]
+            for included in pages:
                 if included and included != path:
                     self.deps.add(("slugs", included))
                     facts = self.u.documents.get(included)

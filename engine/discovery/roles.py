@@ -53,6 +53,8 @@ _FILE_KIND_ROLES = {"test": TEST, "spec": TEST, "e2e": TEST, "test-d": TEST, "sp
                     "stories": DEMO, "story": DEMO}
 # `template.md`, `PULL_REQUEST_TEMPLATE.md`, `_template.mdx`: a form to fill in, not documentation
 _TEMPLATE_FILE = re.compile(r"^(?:_?template|[\w-]*_template)\.(?:md|mdx|markdown)$", re.I)
+# `snapshot.md`, `api.snap.md`, `output.snap`: what a test run writes and compares
+_SNAPSHOT_FILE = re.compile(r"^(?:snapshots?|[\w.-]+\.snap)(?:\.(?:md|mdx|js|ts|json))?$", re.I)
 # folders that hold tests when they sit at the repository's root (inside a package they may be library code)
 ROOT_TEST_FOLDERS = frozenset({"integration"})
 # a private package's name (or folder) that says it is not a library
@@ -120,6 +122,8 @@ def path_role(path: str) -> tuple[str, str] | None:
         return TEST, f"folder `{parts[0]}`"
     if _TEMPLATE_FILE.match(parts[-1]):
         return TEMPLATE, f"file name `{parts[-1]}`"
+    if _SNAPSHOT_FILE.match(parts[-1]):
+        return GENERATED, f"file name `{parts[-1]}`"
     match = _FILE_ROLE.search(parts[-1])
     if match:
         return _FILE_KIND_ROLES[match.group("kind").lower()], f"file name `*.{match.group('kind').lower()}.*`"

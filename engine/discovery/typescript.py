@@ -119,6 +119,7 @@ class _Collector:
         self.local_kinds: dict[str, str] = {}
         self.local_nodes: dict[str, Node] = {}  # a local declaration's name: where `export { name }` points
         self.default_names: list[Node] = []  # identifiers exported as the default
+        self.documented = 0  # exported declarations carrying a doc comment
         self.imported: dict[str, str] = {}  # local binding -> specifier
         self.imported_names: dict[str, str] = {}  # local binding -> its name in that module (`*`, `default`)
         self.pending_clauses: list[tuple[Node, Node]] = []
@@ -152,6 +153,10 @@ class _Collector:
             self.import_statement(node)
         elif kind == "export_statement":
             self.export_statement(node)
+            previous = node.prev_named_sibling
+            if previous is not None and previous.type == "comment" and _text(previous).startswith("/**") and \
+                    node.child_by_field_name("declaration") is not None:
+                self.documented += 1  # a doc comment an API reference is generated from
         elif kind in _DECLARATION_KINDS:
             name = node.child_by_field_name("name")
             if name is not None:
@@ -416,7 +421,8 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
     summary, prose = _self_description(grammar, root)
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
-                       source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text))
+                       source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text),
+                       collector.documented)
 
 
 def _comment_text(raw: str) -> str:

@@ -2,9 +2,9 @@
 search index record. Kept apart from the analyzers so that a warm search can check them without importing
 markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
-MARKDOWN = "1.3.6"
-TYPESCRIPT = "1.3.4"
-MANIFESTS = "1.4.0"
-RESOLVER = "1.5.4"
+MARKDOWN = "1.3.8"
+TYPESCRIPT = "1.3.5"
+MANIFESTS = "1.4.1"
+RESOLVER = "1.5.5"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}
