@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
 
-.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval clean
+.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity clean
 
 setup: $(STAMP)
 
@@ -67,6 +67,11 @@ bench-retrieval: setup
 	done; \
 	if [ -n "$$missing" ]; then echo "missing checkouts:$$missing (see bench/real/README.md; REAL_REPOS=$(REAL_REPOS))"; fi; \
 	exit $$status
+
+# check findings and go-to-definition on public repositories against labels written by reading them
+# (bench/fidelity/README.md): not part of `make test`. bench/fidelity/checkouts.sh clones the corpus into $(REAL_REPOS).
+bench-fidelity: setup
+	$(BIN)/docbridge bench fidelity --checkouts $(REAL_REPOS) --baseline bench/fidelity/baseline.json
 
 lint: setup
 	$(BIN)/ruff check engine lsp docbridge tests

@@ -347,6 +347,13 @@ def render_text(report: dict[str, Any]) -> str:
                  f"unlabelled {t['unlabelled']}, true findings lost {t['lost_true']}")
     for missing in report.get("missing", []):
         lines.append(f"skipped {missing['name']}: {missing['reason']}")
+    comparison = report.get("comparison")
+    if comparison is not None:
+        lines.append(f"baseline: {comparison['status']}")
+        lines.extend(f"  regression: {line}" for line in comparison["regressions"])
+        lines.extend(f"  improvement: {line}" for line in comparison["improvements"])
+    if "baseline" in report:
+        lines.append(f"baseline written to {report['baseline']['written']}")
     return "\n".join(lines) + "\n"
 
 
@@ -354,8 +361,70 @@ def default_checkouts() -> Path:
     return Path(os.environ.get("REAL_REPOS", "bench/real/checkouts"))
 
 
+BASELINE_TYPE = "docbridge-fidelity-baseline"
+MEASURES = ("precision", "mention_correct_rate")  # higher is better: a drop of either is a regression
+
+
+def _figures(result: dict[str, Any]) -> dict[str, Any]:
+    f, m = result["findings"], result["mentions"]
+    return {"precision": f["precision"], "labelled": f["labelled"], "true": f["true"],
+            "mention_correct_rate": m["correct_rate"], "false_links": m["outcomes"]["false-link"]}
+
+
+def seal_baseline(report: dict[str, Any], by: str, reason: str | None) -> dict[str, Any]:
+    """The figures of a run, approved by someone for a reason, sealed by their content hash."""
+    from engine.hashing import canonical_hash
+    if not by.strip():
+        raise FidelityError("A fidelity baseline needs an approver: pass --by NAME.")
+    baseline = {"type": BASELINE_TYPE, "version": 1,
+                "repositories": {r["name"]: {"commit": r["commit"], **_figures(r)} for r in report["repositories"]},
+                "approval": {"by": by.strip(), "reason": (reason or "").strip()}}
+    baseline["contentHash"] = canonical_hash(baseline)
+    return baseline
+
+
+def read_baseline(path: Path) -> dict[str, Any]:
+    from engine.hashing import canonical_hash
+    baseline = _read_json(path, None)
+    if baseline is None:
+        raise FidelityError(f"baseline {path} does not exist; create it with --update-baseline --by NAME.")
+    if not isinstance(baseline, dict) or baseline.get("type") != BASELINE_TYPE:
+        raise FidelityError(f"{path} is not a fidelity baseline.")
+    if canonical_hash({k: v for k, v in baseline.items() if k != "contentHash"}) != baseline.get("contentHash"):
+        raise FidelityError(f"baseline {path} does not match its content hash: it was edited by hand. Regenerate it "
+                            f"with --update-baseline --by NAME --reason TEXT.")
+    return baseline
+
+
+def compare(report: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    """Regressions (a measure fell, a false link appeared) and improvements, per repository run."""
+    regressions, improvements = [], []
+    for result in report["repositories"]:
+        before = baseline["repositories"].get(result["name"])
+        if before is None:
+            continue
+        if before["commit"] != result["commit"]:
+            regressions.append(f"{result['name']}: the baseline was taken at {before['commit'][:12]}, this run is at "
+                               f"{result['commit'][:12]}.")
+            continue
+        now = _figures(result)
+        for key in MEASURES:
+            if now[key] is None or before[key] is None:
+                continue
+            if now[key] < before[key]:
+                regressions.append(f"{result['name']}: {key} fell from {before[key]} to {now[key]}.")
+            elif now[key] > before[key]:
+                improvements.append(f"{result['name']}: {key} rose from {before[key]} to {now[key]}.")
+        if now["false_links"] > before["false_links"]:
+            regressions.append(f"{result['name']}: false links rose from {before['false_links']} to "
+                               f"{now['false_links']}.")
+    return {"status": "regressed" if regressions else "pass", "regressions": regressions,
+            "improvements": improvements}
+
+
 def bench_fidelity(corpus_path: Path, checkouts: Path, only: list[str] | None, as_json: bool,
-                   todo: bool = False) -> int:
+                   todo: bool = False, baseline_path: Path | None = None, update_baseline: bool = False,
+                   by: str | None = None, reason: str | None = None) -> int:
     corpus = load_corpus(corpus_path)
     base = corpus_path.parent
     names = {repo.name for repo in corpus}
@@ -380,6 +449,18 @@ def bench_fidelity(corpus_path: Path, checkouts: Path, only: list[str] | None, a
         results.append(run_repository(repo, root, base / repo.name))
     if todo:
         return 0
-    report = {"repositories": results, "total": totals(results), "missing": missing}
+    report: dict[str, Any] = {"repositories": results, "total": totals(results), "missing": missing}
+    status = 0
+    if baseline_path is not None and update_baseline:
+        if missing:
+            raise FidelityError(f"a baseline records every repository of the corpus; {missing[0]['name']} is "
+                                f"missing ({missing[0]['reason']}).")
+        from engine.cache import write_atomic
+        sealed = seal_baseline(report, by or "", reason)
+        write_atomic(baseline_path, (json.dumps(sealed, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        report["baseline"] = {"written": str(baseline_path)}
+    elif baseline_path is not None:
+        report["comparison"] = compare(report, read_baseline(baseline_path))
+        status = 1 if report["comparison"]["regressions"] else 0
     sys.stdout.write(json.dumps(report, indent=2) + "\n" if as_json else render_text(report))
-    return 0
+    return status

@@ -450,7 +450,11 @@ def cmd_bench_fidelity(args: argparse.Namespace) -> int:
     corpus = Path(args.suite_file or "bench/fidelity/corpus.json")
     checkouts = Path(args.checkouts) if args.checkouts else bench_fidelity.default_checkouts()
     try:
-        return bench_fidelity.bench_fidelity(corpus, checkouts, args.only, args.json, todo=args.todo)
+        baseline = Path(args.baseline) if args.baseline else (
+            corpus.parent / "baseline.json" if args.update_baseline else None)
+        return bench_fidelity.bench_fidelity(corpus, checkouts, args.only, args.json, todo=args.todo,
+                                             baseline_path=baseline, update_baseline=args.update_baseline,
+                                             by=args.by, reason=args.reason)
     except bench_fidelity.FidelityError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -523,10 +527,12 @@ def _register_bench(commands: Any) -> None:
                                                        "instead of scanning the repository")
     bench.add_argument("--repo", dest="root_dirs", action="append", metavar="DIR",
                        help="cli: a repository to time docbridge search on (repeatable; besides the synthetic one)")
-    bench.add_argument("--baseline", metavar="FILE", help="retrieval: compare with (or write) this sealed baseline")
-    bench.add_argument("--update-baseline", action="store_true", help="retrieval: record the result as the baseline")
-    bench.add_argument("--by", metavar="NAME", help="retrieval: who approves the new baseline")
-    bench.add_argument("--reason", metavar="TEXT", help="retrieval: why the baseline changes")
+    bench.add_argument("--baseline", metavar="FILE", help="retrieval, fidelity: compare with (or write) this sealed "
+                                                          "baseline")
+    bench.add_argument("--update-baseline", action="store_true",
+                       help="retrieval, fidelity: record the result as the baseline")
+    bench.add_argument("--by", metavar="NAME", help="retrieval, fidelity: who approves the new baseline")
+    bench.add_argument("--reason", metavar="TEXT", help="retrieval, fidelity: why the baseline changes")
     bench.add_argument("--lexical", choices=["combined", "fields"], default="combined",
                        help="retrieval: BM25 over one weighted field (default) or per-field BM25 summed")
     bench.add_argument("--files", type=int, nargs="+", metavar="N",
