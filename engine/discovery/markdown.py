@@ -876,7 +876,8 @@ def _inline_facts(inline: Any, children: list[Any], starts: list[int], bases: li
                 sentence = max(inline.content.rfind(". ", 0, src[0]), inline.content.rfind("\n\n", 0, src[0]),
                                src[0] - ELSEWHERE_WINDOW, 0)
                 literal = bool(_LITERAL_LEAD.search(inline.content, max(0, src[0] - 40), src[0]))
-                elsewhere = [m.group(1) for m in _ELSEWHERE.finditer(inline.content, sentence, src[0])]
+                elsewhere = ([m.group(1) for m in _ELSEWHERE.finditer(inline.content, sentence, src[0])]
+                             if "repo" in inline.content[sentence:src[0]].lower() else [])
                 spans.append(CodeSpan(code, line, column, end_line, end_column, literal,
                                       elsewhere[-1].lower() if elsewhere else ""))
         elif child.type == "link_open" and src:

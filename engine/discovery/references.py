@@ -202,6 +202,14 @@ class _DocumentResolver:
         index = self._headings.get(path)
         if index is None:
             target_facts = self.facts if path == self.facts.path else self.u.documents.get(path)
+            if target_facts is not None and not target_facts.includes and not target_facts.fm("ref"):
+                # a page's own anchors only: one index per version of the page, whoever links to it
+                cached = self.u._anchors.get(path)
+                if cached is None or cached[0] is not target_facts:
+                    cached = (target_facts, HeadingIndex(target_facts.headings, target_facts.anchors))
+                    self.u._anchors[path] = cached
+                index = self._headings[path] = cached[1]
+                return index
             headings = list(target_facts.headings) if target_facts else []
             anchors = list(target_facts.anchors) if target_facts else []
             folder = dirname(path)
@@ -226,11 +234,12 @@ class _DocumentResolver:
         text = raw.strip()
         if not text or len(text) > MAX_TOKEN:
             return Reference(origin, span, raw, "none")
-        if _METHOD_FORM.match(text) or _CHAINED_CALL.search(text):
-            return Reference(origin, span, raw, "none")  # `.safeParse()`, `z.string().min`: a method of an object
-        call = _CALL_FORM.match(text) or _NEW_FORM.match(text)
-        if call is not None:  # `getQuery(event)`, `new Hono()`, `defineConfig({ ... })`: the callee is named
-            text = call.group("callee")
+        if "(" in text or text[0] == "." or text.startswith("new "):
+            if _METHOD_FORM.match(text) or _CHAINED_CALL.search(text):
+                return Reference(origin, span, raw, "none")  # `.safeParse()`, `z.string().min`: an object's method
+            call = _CALL_FORM.match(text) or _NEW_FORM.match(text)
+            if call is not None:  # `getQuery(event)`, `new Hono()`, `defineConfig({ ... })`: the callee is named
+                text = call.group("callee")
         if _SPACE.search(text) or text in NOT_SYMBOLS:
             return Reference(origin, span, raw, "none")
         line_hint = None
@@ -266,7 +275,10 @@ class _DocumentResolver:
             declared_as = name
             if owners and not self.u.owners.get(name):  # only barrels export it: follow them to the declaration
                 owners, declared_as = self.through_barrels(name, owners)
-            chosen, alike = self.declarations(declared_as, owners, span.line) if owners else (owners, False)
+            if len(owners) == 1 and self.u.is_library(owners[0]):
+                chosen, alike = owners, False  # the common case: one library module declares it
+            else:
+                chosen, alike = self.declarations(declared_as, owners, span.line) if owners else (owners, False)
             if len(chosen) == 1:
                 # the declaration's position is looked up when asked (it moves with every edit of the module)
                 return Reference(origin, span, raw, "resolved", entity_id(MODULE, chosen[0]), chosen[0],
@@ -409,8 +421,8 @@ class _DocumentResolver:
         parent = folder.rsplit("/", 1)[-1]
         if stem.lower() in INDEX_NAMES or not parent:
             return []
-        same = [p for ext in MODULE_EXTENSIONS for p in u.by_basename(stem + ext, self.deps)
-                if p.rsplit("/", 2)[-2:-1] == [parent] and u.is_library(p)]
+        self.deps.add(("fuzzy",))  # modules coming or going change what bears the name
+        same = [p for p in u.named_modules(parent, stem) if u.is_library(p)]
         return [self.covering(span, "module", same[0])] if len(same) == 1 else []
 
     def covering(self, span: Span, kind: str, path: str) -> Reference:
@@ -867,8 +879,13 @@ _COMBINING = re.compile(r"[\u0300-\u036f]")
 @functools.lru_cache(maxsize=16384)
 def skeleton(text: str) -> str:
     """Letters and digits only, lower-cased and without accents: what every slugger keeps of a heading."""
+    if text.isascii():
+        return _ASCII_NON_ALNUM.sub("", text.lower())
     return "".join(ch for ch in unicodedata.normalize("NFKD", text).lower()
                    if ch.isalnum() and not unicodedata.combining(ch))
+
+
+_ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 class HeadingIndex:

@@ -123,6 +123,8 @@ class Universe:
     _surface: dict[str, Any] = field(default_factory=dict)  # engine.discovery.surface's memo
     _routes: dict[str, Any] = field(default_factory=dict)  # engine.discovery.routes' memo
     _suffixes: dict[str, Any] = field(default_factory=dict)  # `by_suffix`'s index
+    # path -> (the document's facts, its anchor index): shared by every resolution that links to the page
+    _anchors: dict[str, Any] = field(default_factory=dict)
 
     # ---- what part a file plays
 
@@ -304,6 +306,18 @@ class Universe:
                     built["/".join(parts[-width:])].append(path)
             index = self._suffixes["index"] = dict(built)
         return sorted(index.get(suffix, ()))
+
+    def named_modules(self, folder: str, stem: str) -> list[str]:
+        """Modules named `stem` (any extension) in a folder named `folder`, anywhere (memoised index)."""
+        index = self._suffixes.get("named-modules")
+        if index is None:
+            built: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for path in self.sorted_paths("modules"):
+                parts = path.split("/")
+                if len(parts) > 1:
+                    built[(parts[-2], parts[-1].split(".", 1)[0])].append(path)
+            index = self._suffixes["named-modules"] = dict(built)
+        return list(index.get((folder, stem), ()))
 
     def by_stem(self, stem: str, deps: set[Key]) -> list[str]:
         deps.add(("stem", stem))
@@ -668,7 +682,8 @@ class UniverseBuilder:
             _roles=_RoleMemo() if self.paths_changed or rebuilt else base._roles,
             _surface={} if self.surface_changed or rebuilt else base._surface,
             _routes={} if self.routes_changed else base._routes,
-            _suffixes={} if self.paths_changed else base._suffixes)
+            _suffixes={} if self.paths_changed else base._suffixes,
+            _anchors=base._anchors)
         return universe, keys, rebuilt
 
 
