@@ -62,6 +62,8 @@ EXPECTED_CHECKS = [
     "docbridge/status reports ready",
     "the same client is reused for docs/billing.md",
     "definition right after opening docs/orders.md lands on the declaration",
+    "the same client is attached to an MDX page",
+    "definition from the MDX page lands on the declaration",
     f"docs/billing.md:{EXPECT['mention_line']} mentions createInvoice",
     "textDocument/definition returns a location",
     f"definition opens {EXPECT['definition_file']}",

@@ -227,6 +227,32 @@ local function run()
       and answer.range.start.line + 1 == EXPECT.definition_line,
     vim.inspect(at_once)
   )
+  -- 1c. an MDX page (no filetype before Neovim 0.10) gets the same client and its mentions resolve ----------
+  local mdx_path = root .. "/docs/invoicing.mdx"
+  local mdx_file = assert(io.open(mdx_path, "w"))
+  mdx_file:write("import Note from '../components/Note'\n\n# Invoicing\n\n<Note>Invoices come from `createInvoice`.</Note>\n")
+  mdx_file:close()
+  vim.cmd("edit " .. vim.fn.fnameescape(mdx_path))
+  local mdx = vim.api.nvim_get_current_buf()
+  vim.wait(timeout, function()
+    return #docbridge_clients(mdx) > 0
+  end, 20)
+  check("the same client is attached to an MDX page", (docbridge_clients(mdx)[1] or {}).id == client.id,
+    "filetype: " .. vim.bo[mdx].filetype)
+  local mdx_col = (vim.api.nvim_buf_get_lines(mdx, 4, 5, false)[1] or ""):find("createInvoice", 1, true)
+  vim.api.nvim_win_set_cursor(0, { 5, (mdx_col or 1) - 1 + 2 })
+  local mdx_answer = vim.lsp.buf_request_sync(mdx, "textDocument/definition",
+    vim.lsp.util.make_position_params(0, client.offset_encoding), timeout) or {}
+  local mdx_location = (mdx_answer[client.id] or {}).result
+  mdx_location = type(mdx_location) == "table" and mdx_location[1] ~= nil and mdx_location[1] or mdx_location
+  check(
+    "definition from the MDX page lands on the declaration",
+    type(mdx_location) == "table" and ends_with(mdx_location.uri or "", EXPECT.definition_file)
+      and mdx_location.range.start.line + 1 == EXPECT.definition_line,
+    vim.inspect(mdx_answer)
+  )
+  vim.cmd("bwipeout! " .. mdx)
+  os.remove(mdx_path)
   vim.cmd("buffer " .. arch)
 
   -- docbridge/status "ready" follows the diagnostics the scan published

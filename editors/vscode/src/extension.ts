@@ -70,7 +70,7 @@ import {
 const CLIENT_ID = 'docbridge';
 const CLIENT_NAME = 'Doc Bridge';
 const HANDOFF_SCHEME = 'docbridge-handoff';
-const LANGUAGES = ['markdown', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact'];
+const LANGUAGES = ['markdown', 'mdx', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact'];
 const SEARCH_DEBOUNCE_MS = 150;
 
 /** vscode-languageclient, adjusted so that a failed start is reported once, by the extension. */
@@ -344,7 +344,11 @@ class DocBridge implements vscode.Disposable {
       (message) => this.reportCrashes(message),
     );
     const clientOptions: LanguageClientOptions = {
-      documentSelector: LANGUAGES.map((language) => ({ scheme: 'file', language })),
+      // MDX pages are served whether or not an MDX extension gives them a language of their own.
+      documentSelector: [
+        ...LANGUAGES.map((language) => ({ scheme: 'file', language })),
+        { scheme: 'file', pattern: '**/*.mdx' },
+      ],
       synchronize: { configurationSection: CONFIGURATION_SECTION },
       outputChannel: this.output,
       // Failed requests are reported by the commands that made them; no extra "Go to output" popups.

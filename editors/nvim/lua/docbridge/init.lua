@@ -15,7 +15,7 @@ local GROUP = "DocBridge"
 
 local defaults = {
   cmd = { "docbridge-lsp" },
-  filetypes = { "markdown", "typescript", "typescriptreact", "javascript", "javascriptreact" },
+  filetypes = { "markdown", "mdx", "markdown.mdx", "typescript", "typescriptreact", "javascript", "javascriptreact" },
   root_markers = { "doc-bridge.config.json", ".git" },
   settings = {},
   on_attach = nil,
@@ -695,13 +695,26 @@ function M.setup(opts)
     desc = "Doc Bridge: start or attach the language server",
   })
 
-  -- buffers already open when setup runs
   local wanted = {}
   for _, ft in ipairs(M.config.filetypes) do
     wanted[ft] = true
   end
+  -- MDX pages are served even where Neovim gives them no filetype (before 0.10, or without an MDX plugin)
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+    group = group,
+    pattern = "*.mdx",
+    callback = function(args)
+      if wanted.mdx and not wanted[vim.bo[args.buf].filetype] then
+        M.attach(args.buf)
+      end
+    end,
+    desc = "Doc Bridge: attach to MDX pages that have no filetype",
+  })
+
+  -- buffers already open when setup runs
   for _, bufnr in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(bufnr) and wanted[vim.bo[bufnr].filetype] then
+    local mdx = wanted.mdx and api.nvim_buf_get_name(bufnr):sub(-4) == ".mdx"
+    if api.nvim_buf_is_loaded(bufnr) and (wanted[vim.bo[bufnr].filetype] or mdx) then
       M.attach(bufnr)
     end
   end

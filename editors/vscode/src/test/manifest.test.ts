@@ -200,6 +200,7 @@ describe('package.json', () => {
   test('activation events', () => {
     assert.deepEqual(manifest.activationEvents, [
       'onLanguage:markdown',
+      'onLanguage:mdx',
       'onLanguage:typescript',
       'onLanguage:typescriptreact',
       'onLanguage:javascript',
