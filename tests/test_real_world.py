@@ -141,6 +141,8 @@ async def test_go_to_definition_lands_on_the_declaration_a_reader_means(statekit
         # a path contributor notes write from a folder they leave unsaid
         assert await where(*at(contributing, "`core/src/store/create.ts`")) == [
             ("packages/core/src/store/create.ts", 0)]
+        # a folder opens at a file of its own, not at one deep inside it (the snapshot under `__snapshots__`)
+        assert await where(*at(contributing, "`packages/core/test`")) == [("packages/core/test/store.test.ts", 0)]
         # the reader's own file, and an option only the playground declares: nowhere
         assert await where(*at(guide, "`src/store.ts`")) == []
         assert await where(*at(guide, "`persist`")) == []

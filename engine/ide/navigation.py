@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 from typing import Any
 
 from engine.discovery.references import DocumentResolution, Reference, ReferenceStatus, find_heading
@@ -12,6 +13,7 @@ from engine.state import ModelState
 
 INDEX_NAMES = ("index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs")
 FOLDER_PAGES = ("README.md", "readme.md", "index.md", "index.mdx", "README.mdx")
+FOLDER_SCAN_LIMIT = 5000  # files of a folder looked at for the one to open (a folder has no location of its own)
 
 
 def reference_at(state: ModelState, resolution: DocumentResolution, line: int, column: int) -> Reference | None:
@@ -102,12 +104,22 @@ def folder_location(state: ModelState, folder: str) -> Location | None:
     for name in INDEX_NAMES:
         if f"{folder}/{name}" in u.modules:
             return Location.at(f"{folder}/{name}")
-    for index in ("documents", "modules", "other"):
+    # a file of the folder itself before one deep inside it (`src/core` → `src/core/env.js`, not a fixture's
+    # `src/core/adapt/fixtures/basic/static/answer.md`); documents, then modules, then anything else
+    prefix = folder + "/"
+    best: tuple[int, int, str] | None = None
+    for rank, index in enumerate(("documents", "modules", "other")):
         paths = u.sorted_paths(index)
-        start = bisect.bisect_left(paths, folder + "/")
-        if start < len(paths) and paths[start].startswith(folder + "/"):
-            return Location.at(paths[start])
-    return None
+        at = bisect.bisect_left(paths, prefix)
+        for path in itertools.islice(paths, at, at + FOLDER_SCAN_LIMIT):
+            if not path.startswith(prefix):
+                break
+            candidate = (path.count("/", len(prefix)), rank, path)
+            if best is None or candidate < best:
+                best = candidate
+            if candidate[0] == 0:
+                break
+    return Location.at(best[2]) if best is not None else None
 
 
 def area_location(state: ModelState, area: str) -> Location | None:
