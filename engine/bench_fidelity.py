@@ -137,12 +137,15 @@ def evaluate_findings(findings: list[Any], labels: list[dict[str, Any]]) -> dict
     label_of = {label["key"]: label for label in labels}
     rows = []
     unlabelled = []
+    false_reported: list[dict[str, str]] = []
     for key in sample:
         label = label_of.get(key)
         if label is None or label.get("verdict") not in VERDICTS:
             unlabelled.append(key)
             continue
         rows.append((by_key[key].code, by_key[key].severity, label))
+        if label["verdict"] == "false":
+            false_reported.append({"key": key, "class": label.get("class") or "other", "note": label.get("note", "")})
     lost = sorted(label["key"] for label in labels
                   if label.get("verdict") == "true" and label["key"] not in by_key)
     gone_false = sum(1 for label in labels if label.get("verdict") == "false" and label["key"] not in by_key)
@@ -168,6 +171,7 @@ def evaluate_findings(findings: list[Any], labels: list[dict[str, Any]]) -> dict
         "by_code": dict(sorted(codes.items())),
         "false_by_class": dict(sorted(classes.items())),
         "unlabelled": unlabelled,
+        "false_reported": sorted(false_reported, key=lambda item: item["key"]),
         "lost_true": lost,
         "gone_false": gone_false,
     }
@@ -326,6 +330,7 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"    {code:<24} found {entry['found']:>5}  true {entry['true']}/{entry['labelled']}")
         if f["false_by_class"]:
             lines.append("    false by class: " + ", ".join(f"{k} {v}" for k, v in f["false_by_class"].items()))
+            lines.extend(f"      false ({item['class']}) {item['key']}" for item in f["false_reported"])
         if f["unlabelled"]:
             lines.append(f"    unlabelled in the sample: {len(f['unlabelled'])} (run with --todo to add stubs)")
         if f["lost_true"]:

@@ -192,6 +192,7 @@ def _register_check(commands: Any) -> None:
         epilog="Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on a usage or input error.")
     _add_root(check)
     check.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
+    check.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     check.add_argument("--fail-on", choices=["error", "warning", "info", "never"], default="error",
                        help="lowest severity that makes the exit code 1 (default: error)")
     check.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")

@@ -111,6 +111,8 @@ def test_json_round_trips_through_the_model(acme: Path) -> None:
     raw = docbridge("check", "--root", str(acme), "--format", "json").stdout
     report = CheckReport.model_validate_json(raw)
     assert json.loads(report.model_dump_json()) == json.loads(raw)
+    # `--json`, as every other command spells it, is the same report
+    assert docbridge("check", "--root", str(acme), "--json").stdout == raw
 
 
 def test_text_output_groups_by_file_with_positions(acme: Path) -> None:
