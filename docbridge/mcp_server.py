@@ -103,8 +103,10 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
         retriever = await live.retriever(state) if ranked else None
         try:
             # a ranked query over a built index takes milliseconds: answered on the loop (a thread hop costs more
-            # than it saves); anything that may derive views of the state (findings, lookups) runs in a worker
-            payload = build(state, retriever) if ranked else await anyio.to_thread.run_sync(build, state, retriever)
+            # than it saves), unless it may wait for an embeddings endpoint; anything that may derive views of
+            # the state (findings, lookups) runs in a worker
+            on_loop = ranked and not getattr(retriever, "may_block", False)
+            payload = build(state, retriever) if on_loop else await anyio.to_thread.run_sync(build, state, retriever)
         except (knowledge.ArgumentError, UnknownReference, BudgetError) as exc:
             raise _error(exc) from exc
         text = render(payload) if render is not None else compact(payload)

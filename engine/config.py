@@ -1,14 +1,22 @@
-"""Configuration: zero-config defaults, or the compatible subset of `doc-bridge.config.json`.
+"""Configuration: zero-config defaults, or the compatible subset of `doc-bridge.config.json`, and the user's own
+settings.
 
 The file format is the established one of the original tool (`routing.options.ownership` keyed by id,
 `corpus.agent.index`, ...). Keys we do not use are ignored; keys we use are validated, and a bad value is a
 `ConfigError` that names the key.
+
+A repository is untrusted input: whoever clones it did not write its configuration. What sends text or
+credentials off the machine or runs a program (an embeddings endpoint and the variable holding its key, an
+enrichment agent's command) is the user's decision, taken in their own settings file (`user_config_path()`):
+there they set those keys themselves, or list the repositories whose configuration may set them
+(`trustedRepositories`). An untrusted repository's request is kept as a sentence that the surfaces show.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import types
 import typing
 from pathlib import Path
@@ -19,6 +27,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -233,6 +242,15 @@ class EmbedConfig(_Model):
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     timeout_seconds: float = Field(default=30.0, gt=0, le=600)
     batch_size: int = Field(default=64, ge=1, le=2048)
+    # what an untrusted repository asked for and did not get, as the sentence to show (set by `load_config`)
+    _refused: str | None = PrivateAttr(default=None)
+
+    @property
+    def refused(self) -> str | None:
+        return self._refused
+
+    def asks_network(self) -> bool:
+        return bool(self.base_url or self.api_key_env)
 
 
 class IndexConfig(_Model):
@@ -264,6 +282,14 @@ class RegistryConfig(_Model):
     agent_root: str | None = None
     timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
     max_output_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    _refused: str | None = PrivateAttr(default=None)  # as EmbedConfig's
+
+    @property
+    def refused(self) -> str | None:
+        return self._refused
+
+    def commands(self) -> list[str]:
+        return [c for c in (self.command, *(r.command for r in self.roles.values())) if c]
 
     @field_validator("roles", mode="before")
     @classmethod
@@ -374,6 +400,12 @@ def _printable(text: str) -> str:
 
 
 def load_config(root: Path) -> Config:
+    """`doc-bridge.config.json` under `root` (or the defaults), with what only the user decides taken from the
+    user's settings (`apply_user_settings`)."""
+    return apply_user_settings(load_repository_config(root), root)
+
+
+def load_repository_config(root: Path) -> Config:
     """Read `doc-bridge.config.json` under `root`, or return the defaults when there is none."""
     from engine.safe_io import read_config_file
     try:
@@ -413,3 +445,129 @@ def parse_config(raw: Any) -> Config:
                     message += f" (the value is {shown})"
             messages.append(message)
         raise ConfigError("\n".join(messages)) from exc
+
+
+# ------------------------------------------------------------------------------------------------ the user's own
+
+USER_CONFIG_ENV = "DOCBRIDGE_USER_CONFIG"  # the user's settings file ("" for none)
+MAX_USER_CONFIG_BYTES = 1024 * 1024
+
+
+class UserIndexConfig(_Model):
+    embed: EmbedConfig | None = None
+
+
+class UserRegistryConfig(_Model):
+    command: str | None = None
+
+
+class UserIntelligenceConfig(_Model):
+    registry: UserRegistryConfig = UserRegistryConfig()
+
+
+class UserSettings(_Model):
+    """The user's own settings: the embeddings endpoint and the agent command for every repository, and the
+    repositories (folders, `~` allowed) whose own configuration may choose them."""
+
+    trusted_repositories: tuple[str, ...] = ()
+    index: UserIndexConfig = UserIndexConfig()
+    intelligence: UserIntelligenceConfig = UserIntelligenceConfig()
+
+    def trusts(self, root: Path) -> bool:
+        try:
+            here = root.resolve()
+        except OSError:
+            return False
+        for entry in self.trusted_repositories:
+            try:
+                trusted = Path(entry).expanduser().resolve()
+            except (OSError, RuntimeError):
+                continue
+            if trusted.is_absolute() and (here == trusted or trusted in here.parents):
+                return True
+        return False
+
+
+def user_config_path() -> Path | None:
+    """`$DOCBRIDGE_USER_CONFIG`, else `$XDG_CONFIG_HOME/docbridge/config.json`, else
+    `~/.config/docbridge/config.json`; None when the variable is set empty."""
+    given = os.environ.get(USER_CONFIG_ENV)
+    if given is not None:
+        return Path(given).expanduser() if given.strip() else None
+    base = os.environ.get("XDG_CONFIG_HOME") or ""
+    home = Path(base) if base.strip() and Path(base).is_absolute() else Path.home() / ".config"
+    return home / "docbridge" / "config.json"
+
+
+_user_cache: dict[Path, tuple[tuple[int, int], UserSettings]] = {}
+
+
+def load_user_settings() -> UserSettings:
+    """The user's settings file, or the defaults when there is none (a malformed one is a ConfigError naming it)."""
+    path = user_config_path()
+    if path is None:
+        return UserSettings()
+    try:
+        status = path.stat()
+    except OSError:
+        return UserSettings()
+    stamp = (status.st_mtime_ns, status.st_size)
+    cached = _user_cache.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    if not path.is_file():
+        raise ConfigError(f"{path}: the user settings file is not a regular file.")
+    if status.st_size > MAX_USER_CONFIG_BYTES:
+        raise ConfigError(f"{path}: the user settings file is larger than {MAX_USER_CONFIG_BYTES} bytes.")
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}).") from exc
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
+        where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ConfigError(f"{path}{where}: the user settings are not valid JSON.") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a JSON object.")
+    try:
+        settings = UserSettings.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: {key}: {first['msg']}") from exc
+    _user_cache[path] = (stamp, settings)
+    return settings
+
+
+def apply_user_settings(config: Config, root: Path, settings: UserSettings | None = None) -> Config:
+    """`config` with the endpoint and the agent command the user chose; an untrusted repository's own choice of
+    them is dropped and kept as the sentence that says so."""
+    settings = settings if settings is not None else load_user_settings()
+    trusted = settings.trusts(root)
+    where = user_config_path() or Path("~/.config/docbridge/config.json")
+    index, intelligence = config.index, config.intelligence
+    embed = settings.index.embed
+    if embed is None and not trusted and index.embed.asks_network():
+        embed = EmbedConfig()
+        asked = index.embed.base_url or "an embeddings endpoint"
+        key = f" with the key in ${index.embed.api_key_env}" if index.embed.api_key_env else ""
+        embed._refused = (f"this repository's {CONFIG_FILE} asks to send text to {asked}{key}; only your own "
+                          f"settings decide where text and keys go: set index.embed in {where}, or list this "
+                          f"repository under trustedRepositories there.")
+    if embed is not None:
+        index = index.model_copy(update={"embed": embed})
+    registry = intelligence.registry
+    command = settings.intelligence.registry.command
+    if command is not None or (not trusted and registry.commands()):
+        roles = {name: role.model_copy(update={"command": None}) for name, role in registry.roles.items()}
+        refused = None
+        if command is None:
+            refused = (f"this repository's {CONFIG_FILE} names an agent command to run "
+                       f"({registry.commands()[0]!r}); only you decide which program runs: pass "
+                       f"--agent-command, set intelligence.registry.command in {where}, or list this repository "
+                       f"under trustedRepositories there.")
+        registry = registry.model_copy(update={"command": command, "roles": roles})
+        registry._refused = refused
+        intelligence = intelligence.model_copy(update={"registry": registry})
+    if index is config.index and intelligence is config.intelligence:
+        return config
+    return config.model_copy(update={"index": index, "intelligence": intelligence})

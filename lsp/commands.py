@@ -61,6 +61,13 @@ async def retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> A
     return _hybrid(ls, state, await _lexical_retriever(ls, folder, state))
 
 
+async def _ranked(index: Any, query: str, limit: int, kinds: list[str] | None = None) -> list[Any]:
+    """`index.search`, in a worker thread when it may wait on the network (hybrid search's query vector)."""
+    if getattr(index, "may_block", False):
+        return await asyncio.to_thread(lambda: list(index.search(query, limit, kinds=kinds)))
+    return list(index.search(query, limit, kinds=kinds))
+
+
 def _hybrid(ls: DocBridgeServer, state: ModelState, lexical: Any) -> Any:
     """With `retrieval.hybrid`, the lexical retriever fused with the semantic index, which is built and updated
     in a background thread (a search uses the index as it is); why it is off goes to window/logMessage once."""
@@ -164,7 +171,7 @@ async def _search(ls: DocBridgeServer, query: str, limit: int, kinds: list[str] 
         if state is None:
             continue
         index = await retriever(ls, folder, state)
-        for result in index.search(query, limit, kinds=kinds or None):
+        for result in await _ranked(index, query, limit, kinds or None):
             results.append((result.score, folder, state, result))
     results.sort(key=lambda item: (-item[0], item[3].entry.id))
     return {"query": query, "results": [_result(ls, folder, state, r, explain)
@@ -371,7 +378,7 @@ def register(server: DocBridgeServer) -> None:
             if state is None:
                 continue
             index = await retriever(ls, folder, state)
-            for result in index.search(query, 50):
+            for result in await _ranked(index, query, 50):
                 location = _entry_location(ls, folder, state, result.entry)
                 if location is None:
                     continue

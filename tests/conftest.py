@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
 BIN = Path(sys.executable).parent
+
+# The tests never read the settings of whoever runs them (every subprocess inherits this); a test that needs
+# user settings writes its own file and points DOCBRIDGE_USER_CONFIG at it.
+os.environ["DOCBRIDGE_USER_CONFIG"] = ""
+
+
+def user_settings(directory: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """Write a user settings file under `directory`; the environment that makes docbridge read it."""
+    path = directory / "user-settings.json"
+    path.write_text(json.dumps(settings), encoding="utf-8")
+    return {"DOCBRIDGE_USER_CONFIG": str(path)}
 
 
 def docbridge(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:

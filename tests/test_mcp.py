@@ -34,7 +34,10 @@ TOOLS = {"knowledge.search", "knowledge.lookup", "handoff.resolve", "doc.search"
 
 @asynccontextmanager
 async def serve(root: Path, *options: str) -> AsyncIterator[Client]:
-    params = StdioServerParameters(command=str(BIN / "docbridge"), args=["mcp", "--root", str(root), *options])
+    # the SDK passes on only a few variables by default: the whole environment, so the server reads no user
+    # settings (DOCBRIDGE_USER_CONFIG, tests/conftest.py)
+    params = StdioServerParameters(command=str(BIN / "docbridge"), args=["mcp", "--root", str(root), *options],
+                                   env=dict(os.environ))
     async with Client(params, read_timeout_seconds=120) as client:
         yield client
 

@@ -20,7 +20,7 @@ import pytest
 
 from engine.retrieval.fusion import fuse, rrf
 from engine.semantic.chunks import chunk_markdown, chunk_module
-from tests.conftest import BIN, copy_fixture, docbridge, make_repo
+from tests.conftest import BIN, copy_fixture, docbridge, make_repo, user_settings
 
 # ------------------------------------------------------------------------------------------------ chunks
 
@@ -347,9 +347,13 @@ def test_local_model_missing_falls_back(tmp_path: Path) -> None:
     assert built["semantic"]["built"] is False and "cannot be loaded" in built["semantic"]["reason"]
 
 
-def test_endpoint_embeddings_and_every_endpoint_failure(tmp_path: Path, stub: tuple[Stub, str]) -> None:
+def test_endpoint_embeddings_and_every_endpoint_failure(tmp_path: Path, stub: tuple[Stub, str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     state, url = stub
     root = copy_fixture("acme", tmp_path)
+    # the repository's own endpoint is used only because the user trusts the repository (tests/test_trust.py)
+    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root)]}).items():
+        monkeypatch.setenv(key, value)
     _configure(root, embed={"baseUrl": url, "model": "stub-embed", "apiKeyEnv": "STUB_KEY"})
     env = {"STUB_KEY": "secret-key"}
     built = json.loads(_run(root, "index", "--semantic", "--json", env=env).stdout)["semantic"]

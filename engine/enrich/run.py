@@ -77,9 +77,12 @@ def _roles(config: Any, command: str | None, only: list[str] | None) -> list[Rol
     for name in names:
         own = registry.roles.get(name)
         line = command or (own.command if own and own.command else None) or registry.command
+        if not line and registry.refused:
+            raise EnrichError(registry.refused)
         if not line:
-            raise EnrichError("no agent command: pass --agent-command CMD or set intelligence.registry.command "
-                              "in doc-bridge.config.json.")
+            raise EnrichError("no agent command: pass --agent-command CMD, or set intelligence.registry.command "
+                              "in your user settings (docbridge reads them from $DOCBRIDGE_USER_CONFIG, else "
+                              "~/.config/docbridge/config.json).")
         try:
             argv = shlex.split(line)
         except ValueError as exc:

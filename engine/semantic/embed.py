@@ -5,6 +5,8 @@
   in-process by that package's encoder. Nothing is downloaded: the weights are in the installed package.
 - `EndpointEmbedder`: `POST {baseUrl}/embeddings` with `{"model", "input"}`, the API key (if any) from the
   environment variable the configuration names; every answer is checked (count, dimension, finite numbers).
+  A request has a deadline for the whole exchange (not per read: an endpoint that trickles a byte at a time
+  is cut off), a query's vector a shorter one, and an answer a size cap.
 
 Every failure is an `EmbeddingError` whose message says what went wrong in one sentence; callers fall back to
 lexical search with it as the reason. Vectors come back L2-normalised as float32 rows.
@@ -12,11 +14,14 @@ lexical search with it as the reason. Vectors come back L2-normalised as float32
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import math
 import os
-import urllib.error
-import urllib.request
+import socket
+import threading
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -24,8 +29,64 @@ LOCAL_PACKAGE = "tokenlearn-static-model"
 INSTALL_HINT = "pip install 'docbridge[semantic]'"
 
 
+QUERY_DEADLINE_S = 5.0  # a search waits this long at most for its query's vector, then answers lexically
+RESPONSE_BYTES_PER_INPUT = 256 * 1024  # a 4,096-dimension vector is about 90 KB of JSON
+RESPONSE_BYTES_FLOOR = 1024 * 1024
+
+
 class EmbeddingError(Exception):
     """Embeddings could not be had; the message is the reason search reports."""
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str], deadline_s: float, max_bytes: int) -> bytes:
+    """POST `body` to `url` and return the answer's body, all within `deadline_s` seconds and `max_bytes` bytes
+    (a watchdog shuts the socket down at the deadline, whatever the server trickles); EmbeddingError else."""
+    parts = urllib.parse.urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    try:
+        connection = connection_class(parts.hostname or "", parts.port, timeout=deadline_s)
+    except ValueError as exc:  # a port that is not a number
+        raise EmbeddingError(f"the embeddings endpoint {url} is not a valid address ({exc}).") from exc
+    expired = threading.Event()
+    opened: list[socket.socket] = []  # the connection drops its socket once a closing response begins
+
+    def abort() -> None:
+        expired.set()
+        for sock in opened:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(deadline_s, abort)
+    timer.daemon = True
+    timer.start()
+    try:
+        connection.connect()
+        if connection.sock is not None:
+            opened.append(connection.sock)
+            if expired.is_set():
+                abort()
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection.request("POST", target, body=body, headers=headers)
+        response = connection.getresponse()
+        if not 200 <= response.status < 300:
+            raise EmbeddingError(f"the embeddings endpoint {url} answered HTTP {response.status}.")
+        chunks, size = [], 0
+        while chunk := response.read1(65536):
+            size += len(chunk)
+            if size > max_bytes:
+                raise EmbeddingError(f"the embeddings endpoint {url} answered more than {max_bytes} bytes.")
+            chunks.append(chunk)
+        if expired.is_set():
+            raise OSError("deadline")
+        return b"".join(chunks)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if expired.is_set():
+            raise EmbeddingError(f"the embeddings endpoint {url} did not answer within {deadline_s:g} s.") from exc
+        reason = getattr(exc, "strerror", None) or exc
+        raise EmbeddingError(f"the embeddings endpoint {url} is unreachable: {reason}.") from exc
+    finally:
+        timer.cancel()
+        connection.close()
 
 
 class Embedder(Protocol):
@@ -108,20 +169,13 @@ class EndpointEmbedder:
                 raise EmbeddingError(f"the environment variable {api_key_env} (index.embed.apiKeyEnv) is not set.")
         _numpy()
 
-    def _request(self, texts: list[str]) -> list[list[float]]:
+    def _request(self, texts: list[str], deadline_s: float | None = None) -> list[list[float]]:
         body = json.dumps({"model": self.model, "input": texts}).encode()
         headers = {"Content-Type": "application/json"}
         if self.key:
             headers["Authorization"] = f"Bearer {self.key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # http(s) only (checked above)
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            raise EmbeddingError(f"the embeddings endpoint {self.url} answered HTTP {exc.code}.") from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise EmbeddingError(f"the embeddings endpoint {self.url} is unreachable: {reason}.") from exc
+        raw = post_json(self.url, body, headers, deadline_s or self.timeout,
+                        max(RESPONSE_BYTES_FLOOR, RESPONSE_BYTES_PER_INPUT * len(texts)))
         try:
             payload = json.loads(raw)
             data = payload["data"]
@@ -156,12 +210,14 @@ class EndpointEmbedder:
         return np.concatenate(parts)
 
     def embed_query(self, text: str) -> Any:
-        return self.embed([text])[0]
+        return normalised(self._request([text if text.strip() else "."], min(self.timeout, QUERY_DEADLINE_S)))[0]
 
 
 def embedder_for(config: Any) -> Embedder:
     """The embedder the configuration asks for (`index.embed`), or EmbeddingError saying why none can run."""
     embed = config.index.embed
+    if embed.refused:  # an untrusted repository asked for an endpoint: neither it nor the local model runs
+        raise EmbeddingError(embed.refused)
     if embed.base_url:
         return EndpointEmbedder(embed.base_url, embed.model, embed.api_key_env, embed.timeout_seconds,
                                 embed.batch_size)

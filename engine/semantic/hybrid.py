@@ -56,6 +56,8 @@ def dense_query(query: str) -> str:
 
 
 class HybridRetriever:
+    may_block = True  # a search may wait for the query's vector from an endpoint: servers run it off their loop
+
     def __init__(self, lexical: Any, index: SemanticIndex | None, embedder: Embedder | None, rrf_k: int = 60,
                  status: SemanticStatus | None = None, warn: Callable[[str], None] | None = None) -> None:
         self.lexical = lexical
