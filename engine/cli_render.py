@@ -64,12 +64,14 @@ def cmd_render(args: argparse.Namespace) -> int:
     if single and (target.is_dir() or (args.output is None and name in MULTI_PAGE)):
         target = target / pages[0].name
     try:
-        planned = plan(pages, target, name, single)
+        # a path typed on the command line may leave the repository (the user's choice); inside it, never
+        # through a link
+        planned = plan(pages, target, name, single, root, outside_allowed=bool(args.output))
     except RenderError as exc:
         raise _fail(exc) from None
 
     def shown(path: Path) -> str:
-        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        return str(path.relative_to(root.resolve())) if path.is_relative_to(root.resolve()) else str(path)
 
     if args.check:
         differing = [p for p in planned if p.status != "unchanged"]
@@ -142,9 +144,15 @@ def cmd_map(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(map_data(workspace.state), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         return EXIT_OK
     from engine.render.graphmap import map_html
-    target = Path(args.output).resolve() if args.output else root / ".docbridge" / "map.html"
+    from engine.safe_io import WriteRefused, write_target
+    try:
+        target = write_target(root, Path(args.output).absolute(), outside_allowed=True) if args.output \
+            else root / ".docbridge" / "map.html"
+    except WriteRefused as exc:
+        raise UsageError(str(exc)) from None
     write_file(target, map_html(workspace.state, target))
-    _console().print(f"wrote {target.relative_to(root) if target.is_relative_to(root) else target}", markup=False)
+    _console().print(f"wrote {target.relative_to(root.resolve()) if target.is_relative_to(root.resolve()) else target}",
+                     markup=False)
     return EXIT_OK
 
 

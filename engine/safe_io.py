@@ -11,6 +11,9 @@ an artifact may be a link to `/dev/zero` or a FIFO, the configuration may link t
 - The configuration is read only as a regular file whose real path is inside the root, up to a bound.
 - The temporary files of interrupted atomic writes are removed once they are old, when their folder is
   next written.
+- A page written into the repository (`render`, the editor's render command) goes only where the path leads
+  lexically, through real directories: a folder on the way or the page itself that is a link (git keeps
+  links, and they may point anywhere) is refused, as is a path that leaves the root.
 """
 
 from __future__ import annotations
@@ -38,6 +41,45 @@ class ArtifactPathError(Exception):
 
 class UnsafeFileError(OSError):
     """A file that is not a regular file, is a symbolic link, or is larger than its bound."""
+
+
+class WriteRefused(ValueError):
+    """A page would be written outside the root or through a link; the message is one sentence naming it."""
+
+
+def write_target(root: Path, path: Path, *, outside_allowed: bool = False) -> Path:
+    """`path` (absolute, or relative to `root`) as the file to write: inside the root, no folder from the root
+    down to it a link or a file, and the file itself not a link. A path outside the root is a WriteRefused
+    unless `outside_allowed` (a path the user typed on the command line: theirs to choose, not checked)."""
+    candidate = Path(os.path.normpath(path if path.is_absolute() else root / path))
+    relative: Path | None = None
+    for base in (Path(os.path.normpath(root.absolute())), root.resolve()):
+        if candidate == base:
+            raise WriteRefused(f"{path} is the repository itself, not a file in it.")
+        if base in candidate.parents:
+            relative = candidate.relative_to(base)
+            break
+    if relative is None:
+        if outside_allowed:
+            return candidate
+        raise WriteRefused(f"{path} is outside the repository; Doc Bridge writes only inside it.")
+    current = root.resolve()
+    for index, part in enumerate(relative.parts):
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            break  # the rest is made by the write
+        last = index == len(relative.parts) - 1
+        if stat.S_ISLNK(st.st_mode):
+            what = "is" if last else "lies in"
+            raise WriteRefused(f"{relative.as_posix()} {what} a symbolic link ({current.relative_to(root.resolve())}"
+                               f" → {os.readlink(current)}); Doc Bridge writes only into real folders of the "
+                               f"repository (replace the link with a folder, or choose another --output).")
+        if not last and not stat.S_ISDIR(st.st_mode):
+            raise WriteRefused(f"{current.relative_to(root.resolve())} is a file, not a folder to write "
+                               f"{relative.as_posix()} in.")
+    return root.resolve() / relative
 
 
 def artifact_base(path: Path) -> Path | None:

@@ -136,7 +136,13 @@ def register(server: DocBridgeServer) -> None:
         for item in params.files:
             folder, old = ls.folders.locate(item.old_uri)
             owner, new = ls.folders.locate(item.new_uri)
-            if folder is None or old is None or new is None or owner is not folder:
+            if folder is None or old is None:
+                continue
+            if new is None or owner is not folder:  # links never point out of their repository
+                ls.window_show_message(T.ShowMessageParams(
+                    type=T.MessageType.Warning,
+                    message=f"Doc Bridge: links to {old} are not rewritten: it moves out of its workspace folder "
+                            f"({item.new_uri})."))
                 continue
             moves.setdefault(str(folder.root), (folder, []))[1].append(FileMove(old, new))
         changes: dict[str, list[T.TextEdit]] = {}

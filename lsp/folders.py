@@ -205,7 +205,12 @@ class Folders:
         path = uri_to_path(uri)
         if path is None:
             return None, None
-        resolved = path.resolve() if path.exists() else path
+        # `..` and links are resolved for a path that does not exist yet too (a rename's target):
+        # `<root>/docs/../../etc/x.md` is outside the root, however it is spelled
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # a link loop
+            return None, None
         best: Folder | None = None
         for folder in self.by_root.values():
             if folder.refused:

@@ -17,7 +17,7 @@ from engine.findings import Finding
 from engine.hashing import canonical_hash, sha256_bytes
 from engine.render import DEFAULT_OUTPUT, views
 from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
-from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular
+from engine.safe_io import MAX_ARTIFACT_BYTES, UnsafeFileError, WriteRefused, read_regular, write_target
 from engine.state import ModelState
 
 MULTI_PAGE = ("area", "ownership")
@@ -143,14 +143,27 @@ class Planned:
     status: str  # "new", "unchanged", "differs"
 
 
-def plan(pages: list[Page], target: Path, name: str, single_file: bool) -> list[Planned]:
-    """Where each page goes under `target` (a file when `single_file`, else a directory) and what it holds."""
+MAX_PAGE_BYTES = 16 * 1024 * 1024  # a page file that holds a generated region; a larger one is refused, not read
+
+
+def plan(pages: list[Page], target: Path, name: str, single_file: bool, root: Path,
+         outside_allowed: bool = False) -> list[Planned]:
+    """Where each page goes under `target` (a file when `single_file`, else a directory) and what it holds.
+    Every path is checked first (`write_target`: inside the root, through no link; outside it only when
+    `outside_allowed`), and an existing page is read only as a regular file of at most MAX_PAGE_BYTES."""
     out = []
     for page in pages:
-        path = target if single_file else target / page.name
+        try:
+            path = write_target(root, target if single_file else target / page.name, outside_allowed=outside_allowed)
+        except WriteRefused as exc:
+            raise RenderError(str(exc)) from None
         shown = str(path)
         try:
-            existing = path.read_bytes().decode("utf-8") if path.is_file() else None
+            existing: str | None = read_regular(path, MAX_PAGE_BYTES).decode("utf-8")
+        except FileNotFoundError:
+            existing = None
+        except UnsafeFileError as exc:
+            raise RenderError(f"{shown} {exc.strerror}; Doc Bridge rewrites only a regular file.") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise RenderError(f"{shown} cannot be read: {exc}.") from None
         if existing is None:
@@ -159,7 +172,6 @@ def plan(pages: list[Page], target: Path, name: str, single_file: bool) -> list[
         text = page.sealed.text if page.sealed.hash is None else merge(existing, page.sealed, name, page.key, shown)
         out.append(Planned(page, path, text, "unchanged" if text == existing else "differs"))
     return out
-
 
 
 def write_file(path: Path, text: str) -> None:
@@ -183,10 +195,10 @@ def write_pages(state: ModelState, name: str, *, key: str | None = None, output:
     target = target if target.is_absolute() else state.root / target
     if single and (target.is_dir() or (output is None and name in MULTI_PAGE)):
         target = target / pages[0].name
-    planned = plan(pages, target, name, single)
+    planned = plan(pages, target, name, single, state.root)
     for p in planned:
         if p.status != "unchanged":
             write_file(p.path, p.text)
     return {"template": name, "source": source, "pages": [
-        {"path": str(p.path.relative_to(state.root)) if p.path.is_relative_to(state.root) else str(p.path),
+        {"path": str(p.path.relative_to(state.root.resolve())),
          "hash": p.page.hash, "status": "unchanged" if p.status == "unchanged" else "written"} for p in planned]}

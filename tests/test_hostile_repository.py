@@ -1,0 +1,93 @@
+"""A repository's links cannot make Doc Bridge write, or copy, outside it.
+
+git keeps symbolic links, and a link may point anywhere: a pages folder or a page file that is a link, and
+renames whose target leaves the workspace, are tried through the CLI and the language server.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException
+
+from tests.conftest import copy_fixture, docbridge
+
+SECRET_LINE = "a line of a file outside the repository"
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    root = copy_fixture("acme", tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text(f"# Private\n\n{SECRET_LINE}\n")
+    return root, outside
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+def test_render_never_writes_through_a_linked_pages_folder(setup: tuple[Path, Path]) -> None:
+    root, outside = setup
+    before = _tree(outside)
+    (root / "docs/areas").symlink_to(outside, target_is_directory=True)
+    for output in ("docs/areas", str(root / "docs/areas"), "docs/areas/src-billing.md"):
+        result = docbridge("render", "area", "--root", str(root), "--output", output, cwd=root)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "docs/areas" in result.stderr and "symbolic link" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert _tree(outside) == before
+
+
+def test_render_never_copies_a_linked_page_file_into_the_repository(setup: tuple[Path, Path]) -> None:
+    root, outside = setup
+    (root / "docs/areas").mkdir(parents=True)
+    page = root / "docs/areas/src-billing.md"
+    page.symlink_to(outside / "notes.md")
+    result = docbridge("render", "area", "--area", "src/billing", "--root", str(root),
+                       "--output", str(root / "docs/areas"))
+    assert result.returncode == 2 and "symbolic link" in result.stderr, result.stdout + result.stderr
+    assert page.is_symlink() and (outside / "notes.md").read_text().endswith(f"{SECRET_LINE}\n")
+    assert not any(SECRET_LINE in text for text in _tree(root / "docs").values() if text)
+
+
+def test_render_still_writes_a_real_folder_and_where_the_user_types(setup: tuple[Path, Path],
+                                                                   tmp_path: Path) -> None:
+    root, _ = setup
+    assert docbridge("render", "area", "--area", "src/billing", "--root", str(root),
+                     "--output", "docs/areas/src-billing.md", cwd=root).returncode == 0
+    assert (root / "docs/areas/src-billing.md").is_file()
+    elsewhere = tmp_path / "elsewhere.md"  # a path typed on the command line is the user's own choice
+    assert docbridge("render", "area", "--area", "src/billing", "--root", str(root),
+                     "--output", str(elsewhere)).returncode == 0
+    assert elsewhere.is_file()
+
+
+async def test_the_editors_render_and_renames_stay_inside_the_workspace(setup: tuple[Path, Path]) -> None:
+    from tests.lsp_client import session
+    root, outside = setup
+    before = _tree(outside)
+    (root / "docs/linked").symlink_to(outside, target_is_directory=True)
+    async with session(root) as s:
+        for output in ("docs/linked", "../outside", str(outside)):
+            with pytest.raises(JsonRpcException) as refused:
+                await s.command("docbridge.render", "area", {"area": "src/billing", "output": output})
+            assert "symbolic link" in str(refused.value) or "outside the repository" in str(refused.value)
+        written = await s.command("docbridge.render", "area", {"area": "src/billing"})
+        assert [p["path"] for p in written["pages"]] == ["docs/areas/src-billing.md"]
+
+        storage = (root / "docs/storage.md").as_uri()
+        for target in (f"{root.parent.as_uri()}/outside/moved.md",
+                       f"{root.as_uri()}/docs/../../../../etc/passwd.md",
+                       (root / "docs/linked/moved.md").as_uri()):
+            edit = await s.client.workspace_will_rename_files_async(T.RenameFilesParams(
+                files=[T.FileRename(old_uri=storage, new_uri=target)]))
+            assert edit is None, target
+        assert sum("are not rewritten" in m.message for m in s.client.messages) == 3
+    assert _tree(outside) == before
+    assert os.readlink(root / "docs/linked") == str(outside)
