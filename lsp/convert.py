@@ -14,6 +14,7 @@ from lsprotocol import types as T
 
 from engine.ide import types as ide
 from engine.ide.text import line_of as state_line_of
+from engine.ide.text import split_lines
 from engine.model import Span
 from engine.state import ModelState
 from lsp.folders import Folder
@@ -60,7 +61,7 @@ class Converter:
         cached = self._split.get(uri)
         if cached is not None and cached[0] is text:
             return cached[1]
-        lines = text.split("\n")
+        lines = split_lines(text)
         self._split[uri] = (text, lines)
         return lines
 

@@ -1,5 +1,6 @@
-"""Incremental edits of very large buffers are spliced (lsp/textsync.py) with exactly pygls's result, in time
-that does not grow with the number of lines."""
+"""Incremental edits (lsp/textsync.py) give pygls's result wherever pygls follows the protocol (lines ended by
+`\\n`, positions inside their line), in time that does not grow with the number of lines. Other separators and
+positions past a line's end: tests/test_line_separators.py."""
 
 from __future__ import annotations
 
@@ -21,40 +22,40 @@ def _document(text: str, encoding: T.PositionEncodingKind) -> TextDocument:
                         position_codec=PositionCodec(encoding))
 
 
-def _change(rng: random.Random, lines: int) -> T.TextDocumentContentChangePartial:
+def _units(text: str, encoding: T.PositionEncodingKind) -> int:
+    if encoding == T.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if encoding == T.PositionEncodingKind.Utf16:
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+def _change(rng: random.Random, text: str, encoding: T.PositionEncodingKind) -> T.TextDocumentContentChangePartial:
+    lines = text.split("\n")
+
     def position() -> T.Position:
-        return T.Position(line=rng.randrange(0, lines + 2), character=rng.randrange(0, 30))
+        line = rng.randrange(0, len(lines))
+        characters = [0]
+        for char in lines[line]:  # a boundary between characters, in the encoding's units
+            characters.append(characters[-1] + _units(char, encoding))
+        return T.Position(line=line, character=rng.choice(characters))
     start, end = sorted((position(), position()), key=lambda p: (p.line, p.character))
-    text = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 6)))
-    return T.TextDocumentContentChangePartial(range=T.Range(start=start, end=end), text=text)
+    new = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 6)))
+    return T.TextDocumentContentChangePartial(range=T.Range(start=start, end=end), text=new)
 
 
 @pytest.mark.parametrize("encoding", [T.PositionEncodingKind.Utf16, T.PositionEncodingKind.Utf8,
                                       T.PositionEncodingKind.Utf32])
-def test_a_splice_gives_what_pygls_gives(monkeypatch: pytest.MonkeyPatch, encoding: T.PositionEncodingKind) -> None:
-    monkeypatch.setattr(textsync, "SPLICE_CHARS", 0)
+def test_an_edit_gives_what_pygls_gives_where_pygls_follows_the_protocol(encoding: T.PositionEncodingKind) -> None:
     rng = random.Random(5)
     for _ in range(300):
         text = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 120)))
-        spliced, expected = _document(text, encoding), _document(text, encoding)
+        ours, expected = _document(text, encoding), _document(text, encoding)
         for _ in range(4):
-            change = _change(rng, text.count("\n"))
-            same = T.TextDocumentContentChangePartial(range=T.Range(
-                start=T.Position(line=change.range.start.line, character=change.range.start.character),
-                end=T.Position(line=change.range.end.line, character=change.range.end.character)), text=change.text)
-            if textsync.splice(spliced, change):
-                textsync._original(expected, same)
-                assert spliced.source == expected.source, (text, change)
-
-
-def test_other_line_separators_keep_pygls_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(textsync, "SPLICE_CHARS", 0)
-    change = T.TextDocumentContentChangePartial(range=T.Range(start=T.Position(line=1, character=0),
-                                                              end=T.Position(line=1, character=0)), text="x")
-    assert not textsync.splice(_document("a\r\nb\r\n", T.PositionEncodingKind.Utf16), change)
-    assert not textsync.splice(_document("a\u2028b\n", T.PositionEncodingKind.Utf16), change)
-    assert not textsync.splice(_document("a\nb\n", T.PositionEncodingKind.Utf16),
-                               T.TextDocumentContentChangePartial(range=change.range, text="\r\n"))
+            change = _change(rng, ours.source, encoding)
+            textsync.apply_change(ours, change)
+            textsync._original(expected, change)
+            assert ours.source == expected.source, (text, change)
 
 
 def test_an_edit_of_a_50_mb_buffer_costs_milliseconds() -> None:

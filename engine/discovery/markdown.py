@@ -78,6 +78,7 @@ _BUILD_DIRECTIVE = re.compile(r"^(?:>\s*[A-Z][A-Z_]{2,}:[ \t]*[\w@$#./:-]+[ \t]*
 # admonitions look like directives (`> NOTE: Read this.`, `> IMPORTANT: x`): never one
 _ADMONITION = re.compile(r"^>\s*(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION|INFO|DANGER|DEPRECATED|LEGACY|TODO|EXAMPLE)\b")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_LONE_CR = re.compile(r"\r(?!\n)")
 MDX_EXTENSIONS = (".mdx",)
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 _LETTER = regex.compile(r"\p{L}")
@@ -711,6 +712,8 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     """Facts of one Markdown (or MDX) document. Never raises on content: problems become `issues`."""
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     text = text.removeprefix("\ufeff")
+    if "\r" in text:  # a lone CR ends a line (for editors and markdown-it alike): one character for another
+        text = _LONE_CR.sub("\n", text)
     lines = [line.rstrip("\r") for line in text.split("\n")]
     jsx_links: list[tuple[int, int, int, str]] = []
     if path.lower().endswith(MDX_EXTENSIONS):

@@ -394,11 +394,16 @@ class _Collector:
                         self.import_(arg, value, name)
 
 
+_LONE_CR = regex.compile(rb"\r(?!\n)")
+
+
 def analyze_typescript(path: str, text: str, data: bytes | None = None) -> ModuleFacts:
     """Facts of one JS/TS module. A syntax error never raises: the tree is partial and `parse_errors` counts."""
     raw = data if data is not None else text.encode("utf-8")
     content_hash = sha256_bytes(raw)
     source = text.removeprefix("\ufeff").encode("utf-8")
+    if b"\r" in source:  # a lone CR ends a line for editors, not for tree-sitter's rows (same length: no offset moves)
+        source = _LONE_CR.sub(b"\n", source)
     grammar = _grammar(path)
     tree = grammar.parser.parse(source)
     if tree.root_node.has_error:

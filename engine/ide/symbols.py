@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.discovery.analyze import analyze_file
+from engine.ide.text import split_lines
 from engine.ide.types import Symbol
 from engine.model import MarkdownFacts, Span
 
@@ -39,7 +40,7 @@ def outline(path: str, text: str, max_chars: int) -> list[Symbol]:
     if not path.lower().endswith((".md", ".markdown")) or len(text) > max_chars:
         return []
     facts = analyze_file("document", path.rsplit("/", 1)[-1], text)
-    return document_symbols(facts, text.split("\n"))
+    return document_symbols(facts, split_lines(text))
 
 
 __all__ = ["document_symbols", "outline"]

@@ -1,8 +1,13 @@
-"""The text of a file as the model knows it: the editor buffer its facts came from, else the file on disk."""
+"""The text of a file as the model knows it: the editor buffer its facts came from, else the file on disk.
+
+Lines are the protocol's (and Markdown's): only `\n`, `\r\n` and `\r` end one; U+2028, U+0085, a form feed
+and the like are characters of their line.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -10,6 +15,12 @@ from pathlib import Path
 from engine.state import ModelState
 
 MAX_DISK_BYTES = 8 * 1024 * 1024
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """`text`'s lines without their ends, as the protocol counts them (not `str.splitlines`)."""
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
 
 
 class _DiskLines:
@@ -34,7 +45,7 @@ class _DiskLines:
             return None
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().split("\n")
+                lines = split_lines(handle.read())
         except OSError:
             return None
         with self.lock:
@@ -56,7 +67,7 @@ def lines_of(state: ModelState, path: str) -> list[str] | None:
     cached = _SPLIT.get(id(text))
     if cached is not None and cached[0] is text:
         return cached[1]
-    lines = text.split("\n")
+    lines = split_lines(text)
     if len(_SPLIT) > 64:
         _SPLIT.clear()
     _SPLIT[id(text)] = (text, lines)
@@ -71,4 +82,4 @@ def line_of(state: ModelState, path: str, line: int) -> str | None:
     return lines[line].rstrip("\r")
 
 
-__all__ = ["line_of", "lines_of"]
+__all__ = ["LINE_BREAK", "line_of", "lines_of", "split_lines"]
