@@ -64,11 +64,14 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
     fingerprint = workspace.input_fingerprint()
     reuse = workspace.reuse_report()
     state = _read_current(workspace, "cache/scan-state.json", STATE_KIND)
+    if state is not None and not _scan_state_shape(state):
+        state = None  # not what this code writes: the snapshot is written again
     if state is not None:
         data = read_artifact(target) or b""
-        if state.get("sha256") == sha256_bytes(data):
-            if state.get("reuse") != reuse:
-                data = _splice_reuse(data, state, reuse)
+        spliced = data if state.get("reuse") == reuse else _splice_reuse(data, state, reuse)
+        if state.get("sha256") == sha256_bytes(data) and spliced is not None:
+            if spliced is not data:
+                data = spliced
                 write_atomic(target, data)
                 state = {**state, "reuse": reuse, "sha256": sha256_bytes(data),
                          "reuse_length": len(canonical_json(reuse).encode("utf-8"))}
@@ -100,8 +103,18 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
     return SnapshotArtifact(target, snapshot.content_hash, {**summary, "reuse": snapshot.reuse}, True)
 
 
-def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> bytes:
-    offset, length = int(state["reuse_offset"]), int(state["reuse_length"])
+def _scan_state_shape(state: dict[str, Any]) -> bool:
+    return (isinstance(state.get("sha256"), str) and isinstance(state.get("content_hash"), str)
+            and isinstance(state.get("summary"), dict) and isinstance(state.get("reuse"), dict)
+            and type(state.get("reuse_offset")) is int and type(state.get("reuse_length")) is int
+            and state["reuse_offset"] >= 0 and state["reuse_length"] >= 0)
+
+
+def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> bytes | None:
+    """The snapshot with `coverage.reuse` replaced, or None when the recorded offset does not hold it."""
+    offset, length = state["reuse_offset"], state["reuse_length"]
+    if data[offset:offset + length] != canonical_json(state["reuse"]).encode("utf-8"):
+        return None
     return data[:offset] + canonical_json(reuse).encode("utf-8") + data[offset + length:]
 
 
@@ -167,7 +180,14 @@ def projection_from_state(state: Any) -> Any | None:
     from engine.retrieval.project import Projection, entry_from_json
     try:
         header = state["header"]
-        return Projection([entry_from_json(e) for e in state["entries"]], header["weights"],
+        weights = header["weights"]
+        if type(weights) is not dict or not all(type(k) is str and type(v) in (int, float) for k, v in weights.items()):
+            return None
+        if not all(type(header[key]) is str for key in ("snapshot_hash", "configuration_hash", "overlay_hash")):
+            return None
+        if type(state["entries"]) is not list:
+            return None
+        return Projection([entry_from_json(e) for e in state["entries"]], weights,
                           header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"])
     except (KeyError, TypeError, ValueError):
         return None

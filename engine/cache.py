@@ -3,14 +3,22 @@
 Every artifact is one JSON header line (format, a hash of the payload) followed by the payload. A file
 whose header is unreadable, whose format or analyzer versions differ, or whose payload does not match its
 recorded hash is ignored and rebuilt: a corrupt cache costs one cold scan, never a wrong answer.
+
+The header also carries a seal: an HMAC of the payload's hash under a key kept outside every repository, in
+the user's cache folder (`seal_key`). A `.docbridge/` folder that came with a cloned repository was sealed
+with another key (or none), so its artifacts, however well their hashes match, are rebuilt and never
+believed: a cache is only ever read by the user who wrote it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,9 +68,61 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
         raise
 
 
+SEAL_KEY_ENV = "DOCBRIDGE_SEAL_KEY_FILE"  # where the seal key is kept (default: the user's cache folder)
+_seal: list[bytes] = []
+_seal_lock = threading.Lock()
+
+
+def seal_key_path() -> Path:
+    given = os.environ.get(SEAL_KEY_ENV, "").strip()
+    if given:
+        return Path(given).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return folder / "docbridge" / "seal-key"
+
+
+def seal_key() -> bytes:
+    """This user's key for sealing artifacts: read from `seal_key_path()`, made there (readable by the user
+    only) when missing; a process-local key when it can be neither read nor made (caches then last one run)."""
+    with _seal_lock:
+        if _seal:
+            return _seal[0]
+        path = seal_key_path()
+        key = _read_key(path)
+        if key is None:
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(handle, "wb") as out:
+                    out.write(os.urandom(32))
+                try:
+                    os.link(temp, path)  # made only if absent: a concurrent first run keeps the key it wrote
+                finally:
+                    os.unlink(temp)
+            key = _read_key(path) or os.urandom(32)
+        _seal.append(key)
+        return key
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        from engine.safe_io import read_regular
+        key = read_regular(path, 1024)
+    except OSError:
+        return None
+    return key if len(key) >= 16 else None
+
+
+def _mac(digest: str) -> str:
+    return hmac.new(seal_key(), digest.encode("ascii"), hashlib.sha256).hexdigest()
+
+
 def write_sealed(path: Path, kind: str, payload: Any, extra: dict[str, Any] | None = None) -> None:
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    header = {"kind": kind, "format": CACHE_FORMAT, "sha256": sha256_bytes(body), **(extra or {})}
+    digest = sha256_bytes(body)
+    header = {"kind": kind, "format": CACHE_FORMAT, "sha256": digest, "seal": _mac(digest), **(extra or {})}
     write_atomic(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
 
 
@@ -83,8 +143,12 @@ def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> 
     for key, value in (expect or {}).items():
         if header.get(key) != value:
             return None
-    if header.get("sha256") != sha256_bytes(body):
+    digest = sha256_bytes(body)
+    if header.get("sha256") != digest:
         return None
+    seal = header.get("seal")
+    if not isinstance(seal, str) or not hmac.compare_digest(seal, _mac(digest)):
+        return None  # sealed by another user or machine, or by nobody: rebuilt, never believed
     try:
         return header, json.loads(body)
     except (ValueError, RecursionError):
@@ -103,22 +167,29 @@ class FactsCache:
         loaded = read_sealed(self.path, "facts-cache", {"analyzers": analyzers})
         if loaded is not None:
             header, payload = loaded
-            if isinstance(payload, dict):
+            written = header.get("written_ns", 0)
+            if isinstance(payload, dict) and type(written) is int:
                 self.entries = payload
-                self.written_ns = int(header.get("written_ns", 0))
+                self.written_ns = written
+
+    def _entry(self, path: str, kind: str) -> list[Any] | None:
+        entry = self.entries.get(path)
+        if type(entry) is not list or len(entry) != 5 or entry[0] != kind or type(entry[4]) is not list:
+            return None  # absent, or not of the shape `store` writes
+        return entry
 
     def lookup_stat(self, path: str, kind: str, size: int, mtime_ns: int) -> tuple[str, list[Any]] | None:
         """Reuse without reading the file when its size and mtime match an entry that is not racy."""
-        entry = self.entries.get(path)
-        if entry is None or entry[0] != kind or entry[2] != size or entry[3] != mtime_ns:
+        entry = self._entry(path, kind)
+        if entry is None or entry[2] != size or entry[3] != mtime_ns or type(entry[1]) is not str:
             return None
         if mtime_ns >= self.written_ns - RACY_WINDOW_NS:
             return None
         return entry[1], entry[4]
 
     def lookup_hash(self, path: str, kind: str, content_hash: str) -> list[Any] | None:
-        entry = self.entries.get(path)
-        if entry is None or entry[0] != kind or entry[1] != content_hash:
+        entry = self._entry(path, kind)
+        if entry is None or entry[1] != content_hash:
             return None
         return entry[4]
 
@@ -146,4 +217,15 @@ def facts_from_row(kind: str, row: list[Any]) -> FileFacts:
     return FACT_CLASSES[kind].from_row(row)  # type: ignore[attr-defined, no-any-return]
 
 
-__all__ = ["FactsCache", "facts_from_row", "read_sealed", "to_row", "write_atomic", "write_sealed"]
+def cached_facts(path: str, kind: str, row: list[Any]) -> FileFacts | None:
+    """Facts of `path` rebuilt from a cached row, or None when the row is not theirs or not of their shape
+    (the file is analysed again)."""
+    try:
+        facts = facts_from_row(kind, row)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+        return None
+    return facts if facts.path == path and type(facts.content_hash) is str else None
+
+
+__all__ = ["FactsCache", "cached_facts", "facts_from_row", "read_sealed", "seal_key", "to_row", "write_atomic",
+           "write_sealed"]

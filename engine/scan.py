@@ -24,7 +24,7 @@ from typing import Any
 
 from immutables import Map
 
-from engine.cache import FactsCache, facts_from_row
+from engine.cache import FactsCache, cached_facts, facts_from_row
 from engine.config import Config
 from engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file, budget_reason
 from engine.discovery.files import ANALYZED_KINDS, read_text, walk
@@ -83,8 +83,9 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         total_bytes += item.size
         if cache is not None:
             hit = cache.lookup_stat(item.path, item.kind, item.size, item.mtime_ns)
-            if hit is not None:
-                facts[item.path] = facts_from_row(item.kind, hit[1])
+            known = cached_facts(item.path, item.kind, hit[1]) if hit is not None else None
+            if known is not None:
+                facts[item.path] = known
                 reused += 1
                 continue
         read = read_text(root, item.path, limits.max_file_bytes)
@@ -94,8 +95,9 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         content_hash = sha256_bytes(read.data)
         if cache is not None:  # cached facts passed the budgets when they were analyzed (same analyzer version)
             row = cache.lookup_hash(item.path, item.kind, content_hash)
-            if row is not None:
-                facts[item.path] = facts_from_row(item.kind, row)
+            known = cached_facts(item.path, item.kind, row) if row is not None else None
+            if row is not None and known is not None:
+                facts[item.path] = known
                 cache.store(item.path, item.kind, content_hash, item.size, item.mtime_ns, row)
                 reused += 1
                 continue

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,11 @@ BIN = Path(sys.executable).parent
 # The tests never read the settings of whoever runs them (every subprocess inherits this); a test that needs
 # user settings writes its own file and points DOCBRIDGE_USER_CONFIG at it.
 os.environ["DOCBRIDGE_USER_CONFIG"] = ""
+# Artifacts are sealed with a key of the test run's own (removed at exit), not the one in the user's cache folder.
+if "DOCBRIDGE_SEAL_KEY_FILE" not in os.environ:
+    _SEAL_KEY = Path(tempfile.gettempdir()) / f"docbridge-test-seal-{os.getpid()}"
+    os.environ["DOCBRIDGE_SEAL_KEY_FILE"] = str(_SEAL_KEY)
+    atexit.register(lambda: _SEAL_KEY.unlink(missing_ok=True))
 
 
 def user_settings(directory: Path, settings: dict[str, Any]) -> dict[str, str]:

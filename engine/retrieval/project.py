@@ -121,8 +121,58 @@ class Entry:
         return out
 
 
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if type(value) not in (list, tuple):
+        raise ValueError("not a list")
+    return tuple(_text(item) for item in value)
+
+
+def _number(value: Any) -> float:
+    if type(value) not in (int, float):
+        raise ValueError("not a number")
+    return float(value)
+
+
 def entry_from_json(data: dict[str, Any]) -> Entry:
+    """An entry as `to_json` wrote it; a ValueError (or KeyError, TypeError) for anything of another shape."""
+    if type(data) is not dict:
+        raise ValueError("an entry is not an object")
     graph = data.get("graph", {})
+    if type(graph) is not dict:
+        raise ValueError("an entry's graph is not an object")
+    fields = data["fields"]
+    if type(fields) is not dict or not all(type(k) is str and type(v) is str for k, v in fields.items()):
+        raise ValueError("an entry's fields are not text")
+    edges = graph.get("edges", ())
+    if type(edges) is not list or not all(type(e) is list and len(e) == 4 for e in edges):
+        raise ValueError("an entry's edges are not [kind, other, direction, confidence]")
+    for edge in edges:
+        _texts(edge)
+    for key in ("id", "kind", "path", "title", "content_hash", "provenance", "confidence"):
+        _text(data[key])
+    for key in ("summary", "audience", "ownership_id", "surface", "variant_of"):
+        _optional_text(data.get(key))
+    for key in ("area_id", "package_id"):
+        _optional_text(graph.get(key))
+    for key in ("aliases", "symbols", "tags"):
+        _texts(data.get(key, ()))
+    for key in ("covered_by", "mentioned_by"):
+        _texts(graph.get(key, ()))
+    if data.get("declared_symbols") is not None:
+        _texts(data["declared_symbols"])
+    for value in (graph.get("pagerank", 0.0), data.get("variants", 0), data.get("dependents", 0),
+                  data.get("agent_signal", 0.0)):
+        _number(value)
     declared = data.get("declared_symbols")
     return Entry(
         id=data["id"], kind=data["kind"], path=data["path"], title=data["title"], summary=data.get("summary"),

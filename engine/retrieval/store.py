@@ -108,6 +108,13 @@ def _root_entries(base: str) -> list[str] | None:
 
 
 def _stamp_holds(root: Path, stamp: dict[str, Any]) -> bool:
+    try:
+        return _stamp_matches(root, stamp)
+    except (TypeError, ValueError, KeyError, AttributeError):  # a stamp of another shape holds nothing
+        return False
+
+
+def _stamp_matches(root: Path, stamp: dict[str, Any]) -> bool:
     base = str(root)
     for path, recorded in stamp["files"].items():
         stat = _stat(os.path.join(base, path))
@@ -132,6 +139,12 @@ def _manifest(root: Path) -> dict[str, Any] | None:
         return None
     _, manifest = loaded
     if not isinstance(manifest, dict) or manifest.get("versions") != _versions():
+        return None
+    lexical, stamp = manifest.get("lexical"), manifest.get("stamp")
+    if lexical is not None and not (isinstance(lexical, dict) and isinstance(lexical.get("files", {}), dict)):
+        return None  # not what this code writes: the index is built again
+    if stamp and not (isinstance(stamp, dict) and isinstance(stamp.get("files"), dict)
+                      and isinstance(stamp.get("dirs"), dict)):
         return None
     return manifest
 
