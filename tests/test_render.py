@@ -134,6 +134,18 @@ def test_project_override_replaces_the_template(acme: Path) -> None:
     ('# ok\n{{ "".__class__.__mro__ }}\n', "templates/area.md:2: the sandbox refused it: access to attribute "
                                           "'__class__' of 'str' object is unsafe."),
     ("{{ region.close }}\n", "the template prints region.close without region.open."),
+    # a template is code someone else wrote: bounded in arithmetic, loops, output and recursion, and alone
+    ("# x\n{{ (10 ** 100000000) % 7 }}\n", "templates/area.md:2: the sandbox refused it: 10 ** 100000000 is a "
+                                          "number of more than 4096 bits."),
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n",
+     "the sandbox refused it: the template asks for more than 1000000 loop iterations."),
+    ('{{ "x" * 100000000 }}\n', "the sandbox refused it: a repetition of more than"),
+    ('{% for i in range(100000) %}{{ "y" * 1000 }}{% endfor %}\n',
+     "the sandbox refused it: the template produces more than"),
+    ('{% include "templates/area.md" %}\n', "a template cannot include, import or extend another"),
+    ('{% include "/etc/passwd" %}\n', "a template cannot include, import or extend another ('/etc/passwd')."),
+    ('{% extends "../../../etc/hosts" %}\n', "a template cannot include, import or extend another"),
+    ("{% macro again(n) %}{{ again(n) }}{% endmacro %}{{ again(1) }}\n", "the template calls itself without end."),
 ])
 def test_template_errors_exit_2_and_write_nothing(acme: Path, source: str | None, expected: str) -> None:
     if source is not None:

@@ -15,6 +15,7 @@ lines strictly between the markers, CRLF as LF). `template` and `key` say which 
 from __future__ import annotations
 
 import re
+import time
 import traceback
 from dataclasses import dataclass
 from importlib import resources
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateNotFound, TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
@@ -60,9 +61,54 @@ class Template:
     compiled: Any
 
 
-def _environment(source: str, display: str) -> ImmutableSandboxedEnvironment:
-    return ImmutableSandboxedEnvironment(
-        loader=FunctionLoader(lambda _name: (source, display, lambda: True)), undefined=StrictUndefined,
+# A template in a repository is code someone else wrote: it runs sandboxed and bounded.
+MAX_NUMBER_BITS = 4096  # arithmetic results (10 ** 100000000 would take minutes and gigabytes)
+MAX_ITERATIONS = 1_000_000  # all `range()` a rendering asks for, together (loops over the model are bounded by it)
+MAX_OUTPUT_CHARS = 8 * 1024 * 1024  # what one rendering may produce
+MAX_RENDER_SECONDS = 10.0  # checked as output comes
+
+
+class TemplateBudget(Exception):
+    """A rendering went past one of the bounds above."""
+
+
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, with arithmetic, repetition and `range` bounded."""
+
+    intercepted_binops = frozenset({"**", "*"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.iterations = 0
+        self.globals["range"] = self._range
+
+    def _range(self, *args: int) -> range:
+        numbers = range(*args)
+        self.iterations += len(numbers)
+        if self.iterations > MAX_ITERATIONS:
+            raise TemplateBudget(f"the template asks for more than {MAX_ITERATIONS} loop iterations")
+        return numbers
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and \
+                right > 0 and right * abs(left).bit_length() > MAX_NUMBER_BITS:
+            raise TemplateBudget(f"{left} ** {right} is a number of more than {MAX_NUMBER_BITS} bits")
+        if operator == "*":
+            count, item = (right, left) if isinstance(right, int) else (left, right)
+            if isinstance(count, int) and isinstance(item, (str, list, tuple)) and count * len(item) > MAX_OUTPUT_CHARS:
+                raise TemplateBudget(f"a repetition of more than {MAX_OUTPUT_CHARS} items")
+            if isinstance(left, int) and isinstance(right, int) and \
+                    left.bit_length() + right.bit_length() > MAX_NUMBER_BITS:
+                raise TemplateBudget(f"a product of more than {MAX_NUMBER_BITS} bits")
+        return super().call_binop(context, operator, left, right)
+
+
+def _environment(source: str, display: str, name: str) -> _BoundedSandbox:
+    def load(wanted: str) -> tuple[str, str, Any] | None:
+        # only the template itself: an include, import or extends names nothing (no file is read for it)
+        return (source, display, lambda: True) if wanted == name else None
+    return _BoundedSandbox(
+        loader=FunctionLoader(load), undefined=StrictUndefined,
         autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
@@ -86,7 +132,7 @@ def load_template(name: str, root: Path, overrides: dict[str, str]) -> Template:
     else:
         display = f"engine/render/templates/{builtin_file(name)}"
         source = builtin_source(name)
-    env = _environment(source, display)
+    env = _environment(source, display, name)
     try:
         compiled = env.get_template(name)
     except TemplateSyntaxError as exc:
@@ -102,10 +148,34 @@ def _template_line(exc: BaseException, display: str) -> int | None:
     return line
 
 
+def _bounded_render(template: Template, variables: dict[str, Any]) -> str:
+    environment = template.compiled.environment
+    environment.iterations = 0
+    deadline = time.monotonic() + MAX_RENDER_SECONDS
+    pieces, size = [], 0
+    for piece in template.compiled.generate(**variables, region={"open": OPEN, "close": CLOSE}):
+        size += len(piece)
+        if size > MAX_OUTPUT_CHARS:
+            raise TemplateBudget(f"the template produces more than {MAX_OUTPUT_CHARS} characters")
+        if time.monotonic() > deadline:
+            raise TemplateBudget(f"the template takes more than {MAX_RENDER_SECONDS:g} s")
+        pieces.append(piece)
+    return "".join(pieces)
+
+
 def render_template(template: Template, variables: dict[str, Any]) -> str:
     """The template's output for `variables` (plain data only), placeholders still in."""
     try:
-        return str(template.compiled.render(**variables, region={"open": OPEN, "close": CLOSE}))
+        return _bounded_render(template, variables)
+    except TemplateBudget as exc:
+        line = _template_line(exc, template.display)
+        raise RenderError(_sentence(f"{template.display}:{line or '?'}: the sandbox refused it: {exc}")) from None
+    except TemplateNotFound as exc:
+        line = _template_line(exc, template.display)
+        raise RenderError(_sentence(f"{template.display}:{line or '?'}: a template cannot include, import or "
+                                    f"extend another ({exc.name!r})")) from None
+    except RecursionError:
+        raise RenderError(_sentence(f"{template.display}: the template calls itself without end")) from None
     except SecurityError as exc:
         line = _template_line(exc, template.display)
         raise RenderError(_sentence(f"{template.display}:{line or '?'}: the sandbox refused it: {exc}")) from None
