@@ -6,6 +6,7 @@ renames whose target leaves the workspace, are tried through the CLI and the lan
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -91,3 +92,39 @@ async def test_the_editors_render_and_renames_stay_inside_the_workspace(setup: t
         assert sum("are not rewritten" in m.message for m in s.client.messages) == 3
     assert _tree(outside) == before
     assert os.readlink(root / "docs/linked") == str(outside)
+
+
+async def test_a_fifo_in_the_workspace_never_hangs_the_language_server(tmp_path: Path) -> None:
+    from tests.lsp_client import session
+    root = copy_fixture("acme", tmp_path)
+    async with session(root) as s:
+        pipe = root / "docs/pipe.md"
+        os.mkfifo(pipe)  # appears after the scan: never read by it, asked about by the client
+        hover = await asyncio.wait_for(s.hover(pipe, 0, 0), 20)
+        assert hover is None
+        billing = root / "docs/billing.md"
+        (root / "docs/billing.md").unlink()
+        os.mkfifo(billing)  # a document of the model, now a FIFO
+        await asyncio.wait_for(s.hover(billing, 19, 3), 20)  # answered (from the model), not waited on
+        answered = await asyncio.wait_for(s.command("docbridge.search", "invoice", 3), 20)
+        assert answered["results"]
+
+
+async def test_a_document_replaced_by_a_fifo_is_an_error_over_mcp_not_a_hang(tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the MCP server needs the `mcp` extra (make test installs it)")
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.conftest import BIN
+    root = copy_fixture("acme", tmp_path)
+    params = StdioServerParameters(command=str(BIN / "docbridge"), args=["mcp", "--root", str(root)],
+                                   env=dict(os.environ))
+    async with Client(params, read_timeout_seconds=60) as client:
+        first = await client.call_tool("doc.get", {"path": "docs/storage.md"})
+        assert not first.is_error
+        (root / "docs/storage.md").unlink()
+        os.mkfifo(root / "docs/storage.md")
+        result = await asyncio.wait_for(client.call_tool("doc.get", {"path": "docs/storage.md"}), 30)
+        assert result.is_error or result.structured_content is not None
+        status = await asyncio.wait_for(client.call_tool("docbridge.status", {}), 30)
+        assert not status.is_error

@@ -6,6 +6,7 @@ root's real path, and directory loops are cut by remembering the real directorie
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import re
@@ -19,6 +20,7 @@ import pathspec
 
 from engine.config import CONFIG_FILE, Config
 from engine.globs import compile_lines
+from engine.safe_io import UnsafeFileError, read_regular
 
 DEFAULT_EXCLUDED_DIRS = frozenset({"node_modules", "dist", "build", "coverage", ".git", ".docbridge", "out"})
 # Hidden folders that hold what documentation names: workflows and agent notes (`.github`), a documentation site's
@@ -312,15 +314,12 @@ def read_text(root: Path, path: str, max_bytes: int) -> ReadResult:
     if not _inside(real, real_root):
         return ReadResult(None, None, "symlink-outside-root")
     try:
-        size = os.path.getsize(real)
-        if size > max_bytes:
-            return ReadResult(None, None, "too-large")
-        with open(real, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        # a regular file only, opened without blocking: a FIFO put where a document was never hangs a reader
+        data = read_regular(Path(real), max_bytes)
+    except UnsafeFileError as exc:
+        return ReadResult(None, None, "too-large" if exc.errno == errno.EFBIG else "unreadable")
     except OSError:
         return ReadResult(None, None, "unreadable")
-    if len(data) > max_bytes:
-        return ReadResult(None, None, "too-large")
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return ReadResult(data, None, "binary")
     try:

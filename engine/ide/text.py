@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+from engine.safe_io import read_regular
 from engine.state import ModelState
 
 MAX_DISK_BYTES = 8 * 1024 * 1024
@@ -43,10 +44,9 @@ class _DiskLines:
                 return cached[2]
         if stat.st_size > MAX_DISK_BYTES:
             return None
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = split_lines(handle.read())
-        except OSError:
+        try:  # a regular file only, never waiting on a FIFO (a hover must not hang the server)
+            lines = split_lines(read_regular(path.resolve(), MAX_DISK_BYTES).decode("utf-8", errors="replace"))
+        except (OSError, RuntimeError):
             return None
         with self.lock:
             self.cache[path] = (stat.st_mtime_ns, stat.st_size, lines)

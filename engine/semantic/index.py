@@ -242,10 +242,8 @@ def disk_reader(root: Path) -> Callable[[str], str | None]:
         target = (base / path).resolve()
         if not target.is_relative_to(base):
             return None
-        try:
-            if target.stat().st_size > MAX_TEXT_BYTES:
-                return None
-            return target.read_text(encoding="utf-8", errors="replace")
+        try:  # a regular file only, never waiting on a FIFO
+            return read_regular(target, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return None
     return read
