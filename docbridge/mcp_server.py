@@ -237,6 +237,74 @@ def _projection(state: ModelState) -> Any:
     return state.view("projection", lambda: load_projection(state) or state.projection())
 
 
+# ------------------------------------------------------------------------------------------------ the wire
+
+
+def wire_error(line: str) -> dict[str, Any] | None:
+    """The JSON-RPC error answering a line the SDK would drop without a reply, or None to pass it on.
+
+    JSON-RPC 2.0 answers what it cannot parse (-32700) and what is not a request object, or whose id is of no
+    allowed type (-32600), with id null; MCP's params are objects, so a request with other params is answered
+    -32602 with its id. Notifications are never answered."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: not JSON."}}
+    if not isinstance(message, dict):
+        return {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "Invalid Request: a message is one JSON object (batches are not part of MCP)."}}
+    has_id = "id" in message
+    identifier = message.get("id")
+    if has_id and (isinstance(identifier, bool) or not isinstance(identifier, (str, int))):
+        return {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "Invalid Request: an id is a string or an integer."}}
+    method = message.get("method")
+    if "method" in message and not isinstance(method, str):
+        return {"jsonrpc": "2.0", "id": identifier if has_id else None, "error": {
+            "code": -32600, "message": "Invalid Request: the method is not a string."}} if has_id else None
+    if isinstance(method, str) and has_id and "params" in message and not isinstance(message["params"], dict):
+        return {"jsonrpc": "2.0", "id": identifier, "error": {
+            "code": -32602, "message": f"Invalid params: {method} takes an object."}}
+    return None
+
+
+class _CheckedLines:
+    """stdin's lines, less the ones `wire_error` answers (sent through the transport's own writer, so that no
+    two writers share stdout)."""
+
+    def __init__(self) -> None:
+        from io import TextIOWrapper
+        self._lines = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        self.write_stream: Any = None
+        self.ready = anyio.Event()
+
+    def __aiter__(self) -> Any:
+        return self._checked()
+
+    async def _checked(self) -> Any:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+        async for line in self._lines:
+            if not line.strip():
+                continue
+            error = wire_error(line)
+            if error is None:
+                yield line
+                continue
+            await self.ready.wait()
+            await self.write_stream.send(SessionMessage(jsonrpc_message_adapter.validate_python(error)))
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    from mcp.server.stdio import stdio_server
+    lines = _CheckedLines()
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lines.write_stream = write_stream
+        lines.ready.set()
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms: int = 200,
           scan_timeout: float = 120.0, use_cache: bool = True, jobs: int | None = None) -> int:
     """Run the server until the client goes away (stdio) or the process is interrupted (http)."""
@@ -249,16 +317,34 @@ def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms
         async with anyio.create_task_group() as group:
             group.start_soon(live.run)
             if transport == "stdio":
-                await server.run_stdio_async()
+                await _run_stdio(server)
             else:  # streamable HTTP, on the loopback interface only
                 await server.run_streamable_http_async(host="127.0.0.1", port=port)
             group.cancel_scope.cancel()
 
+    if transport != "stdio":  # a port in use is one sentence before anything starts, not a server's traceback
+        refused = _unavailable(port)
+        if refused is not None:
+            print(f"docbridge: error: cannot serve MCP on 127.0.0.1:{port}: {refused} (choose another port with "
+                  f"--port).", file=sys.stderr)
+            return 2
     try:
         anyio.run(main)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _unavailable(port: int) -> str | None:
+    """Why 127.0.0.1:`port` cannot be listened on (as the HTTP server binds it), or None."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 __all__ = ["DocBridgeMCP", "build_server", "serve"]

@@ -388,3 +388,49 @@ async def test_proposals_lists_the_overlays_pending_proposals(tmp_path: Path) ->
     assert [(p["proposalId"], p["kind"], p["entity"]) for p in proposals["pending"]] == [
         (expected[0]["proposalId"], "propose-relation", "document:docs/storage.md")]
     assert "fix approve" in proposals["note"]
+
+
+def test_every_malformed_request_gets_an_answer_over_stdio(acme: Path) -> None:
+    """The SDK drops what it cannot validate; JSON-RPC answers it (id null when the id itself is unusable)."""
+    process = subprocess.Popen([str(BIN / "docbridge"), "mcp", "--root", str(acme)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    assert process.stdin is not None and process.stdout is not None
+
+    def exchange(message: Any) -> dict[str, Any]:
+        raw = message if isinstance(message, bytes) else json.dumps(message).encode()
+        process.stdin.write(raw + b"\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+        return dict(json.loads(process.stdout.readline()))  # type: ignore[union-attr]
+
+    try:
+        assert "result" in exchange({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        for message, answer in [
+            ({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": 5}, (2, -32602)),
+            ({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": []}, (3, -32602)),
+            ({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"x": 1}}, (4, -32602)),
+            ({"jsonrpc": "2.0", "id": True, "method": "tools/list"}, (None, -32600)),
+            ({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}, (None, -32600)),
+            ([{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}], (None, -32600)),
+            (b"{not json", (None, -32700)),
+        ]:
+            got = exchange(message)
+            assert (got.get("id"), got["error"]["code"]) == answer, (message, got)
+        listed = exchange({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+        assert {tool["name"] for tool in listed["result"]["tools"]} == TOOLS  # still serving
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    assert b"Traceback" not in process.stderr.read()  # type: ignore[union-attr]
+
+
+def test_a_port_in_use_is_one_sentence_and_exit_2(acme: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([str(BIN / "docbridge"), "mcp", "--root", str(acme), "--transport", "http",
+                                 "--port", str(port)], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 2, result.stderr
+    assert f"cannot serve MCP on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr

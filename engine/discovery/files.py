@@ -293,7 +293,7 @@ def tracked_paths(root: Path) -> frozenset[str] | None:
         return None
     try:
         done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached"], capture_output=True,
-                              timeout=GIT_TIMEOUT, check=True)
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT, check=True)  # stdin is a server's wire
     except (OSError, subprocess.SubprocessError):
         return None
     return frozenset(p for p in done.stdout.decode("utf-8", errors="replace").split("\0") if p)
