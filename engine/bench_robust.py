@@ -85,6 +85,12 @@ def open_brackets(size: int) -> str:
     return _repeat_to(size, lambda i: f"[[wiki {i} [label {i} [[x\n")
 
 
+def bracket_lines(size: int) -> str:
+    """Lines of 90,000 `[` (`[[` 45,000 times), each its own paragraph, no `]` anywhere: the link, image and
+    footnote rules each scanned for a closing bracket from every `[`."""
+    return _repeat_to(size, lambda i: "[[" * 45_000 + "\n\n")
+
+
 def autolinks(size: int) -> str:
     """Bare URLs, addresses and www. links (GFM autolinks) in one paragraph."""
     return _repeat_to(size, lambda i: f"see https://ex.com/p{i} or a{i}@ex.org or www.ex{i}.com\n")
@@ -103,8 +109,8 @@ def alias_bomb(size: int) -> str:
 
 CASES: dict[str, Callable[[int], str]] = {
     "paths": path_lines, "anchors": anchor_headings, "code-spans": code_spans, "quotes": nested_quotes,
-    "deep-quotes": deep_quotes, "brackets": open_brackets, "autolinks": autolinks, "long-line": long_line,
-    "wide-lines": wide_lines, "alias-bomb": alias_bomb}
+    "deep-quotes": deep_quotes, "brackets": open_brackets, "bracket-lines": bracket_lines, "autolinks": autolinks,
+    "long-line": long_line, "wide-lines": wide_lines, "alias-bomb": alias_bomb}
 # one size whatever the sizes asked: a line of 10 MB (over the file size cap) and one just under the cap
 FIXED_SIZES: dict[str, tuple[int, ...]] = {"huge-line": (10_000_000, 1024 * 1024 - 1024)}
 

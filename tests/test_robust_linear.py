@@ -14,6 +14,7 @@ from engine.bench_robust import (
     alias_bomb,
     anchor_headings,
     autolinks,
+    bracket_lines,
     code_spans,
     deep_quotes,
     heading_count,
@@ -77,6 +78,26 @@ def test_a_megabyte_of_unclosed_brackets_scans_within_a_generous_bound(tmp_path:
     assert summary["relations"]["links-to"] == 1
     facts = analyze_markdown("docs/big.md", text[:20_000] + "\n[[configuration]] [[a|b]]\n")
     assert [(link.kind, link.target) for link in facts.links] == [("wiki", "configuration"), ("wiki", "a")]
+
+
+def test_lines_of_unclosed_brackets_try_no_link_and_scan_within_a_generous_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from markdown_it.helpers import parseLinkLabel
+    calls = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return parseLinkLabel(*args, **kwargs)
+    text = bracket_lines(1_000_000)
+    md = markdown.parser()
+    monkeypatch.setattr(md.helpers, "parseLinkLabel", counted)
+    facts = analyze_markdown("docs/big.md", text + "See [[configuration]] and [x](./configuration.md) and [^n].\n")
+    # a link label is looked for only after a `[` some `]` closes: 3 here, not one per `[` (a million)
+    assert len(calls) <= 3
+    assert sorted((link.kind, link.target) for link in facts.links) == [("inline", "./configuration.md"),
+                                                                       ("wiki", "configuration")]
+    summary = _scan(write_repo(tmp_path / "repo", bracket_lines(900_000)))  # under the 1 MiB file cap
+    assert summary["skipped"] == {}
 
 
 def test_autolinks_in_a_long_paragraph_see_only_up_to_the_next_space(monkeypatch: pytest.MonkeyPatch) -> None:

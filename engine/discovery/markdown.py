@@ -234,6 +234,66 @@ def _autolink_bounded(rule: Any, protocol: bool = False) -> Any:
     return bounded
 
 
+# In a long inline run, `[` (a link, an image, a footnote reference) is tried only when a `]` closes it: the
+# link rules scan for the closing bracket from every `[`, quadratic in a run of unclosed ones (1 MB of `[[`
+# took seconds per keystroke). A short run keeps markdown-it's own scan, which also skips code spans.
+BRACKET_RUN_CHARS = 2_000
+# src, and the offsets of the `[` a `]` closes in it (backslash escapes honoured); replaced whole: thread-safe
+_closed_brackets: tuple[str | None, frozenset[int]] = (None, frozenset())
+
+
+def _closed_openers(src: str) -> frozenset[int]:
+    global _closed_brackets
+    cached, closed = _closed_brackets
+    if cached is src:
+        return closed
+    found: list[int] = []
+    openers: list[int] = []
+    for match in _BRACKET_OR_ESCAPE.finditer(src):  # an escape is consumed with the character it escapes
+        char = match.group()
+        if char == "[":
+            openers.append(match.start())
+        elif char == "]" and openers:
+            found.append(openers.pop())
+    closed = frozenset(found)
+    _closed_brackets = (src, closed)
+    return closed
+
+
+_BRACKET_OR_ESCAPE = re.compile(r"\\[\s\S]|[\[\]]")
+
+
+def _unclosed_brackets(state: StateInline, silent: bool) -> bool:
+    """In a long run, a stretch of `[` that no `]` closes is text, taken at once (not one rule round each)."""
+    src, pos = state.src, state.pos
+    if len(src) <= BRACKET_RUN_CHARS or src[pos] != "[":
+        return False
+    closed = _closed_openers(src)
+    end = pos
+    while end < state.posMax and src[end] == "[" and end not in closed:
+        end += 1
+    if end == pos:
+        return False
+    if not silent:
+        state.pending += src[pos:end]
+    state.pos = end
+    return True
+
+
+def _bracket_bounded(rule: Any, offset: int) -> Any:
+    """A rule that starts with `[` at `pos + offset` (`![`: 1), tried in a long run only when a `]` closes it."""
+
+    def bounded(state: StateInline, silent: bool) -> bool:
+        src = state.src
+        if len(src) > BRACKET_RUN_CHARS:
+            at = state.pos + offset
+            if at >= len(src) or src[at] != "[" or at not in _closed_openers(src):
+                return False
+        return bool(rule(state, silent))
+
+    return bounded
+
+
 class _QuietLogger:
     """markdown-it's block rules log a debug line on entering each rule at each line: 3,000 logger calls for a
     900-line document, a tenth of its parse on every keystroke. Those records are of no use here."""
@@ -253,9 +313,13 @@ def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
     _quiet_block_rules()
     md.inline.ruler.before("link", "wikilink", _wikilink)
+    md.inline.ruler.after("text", "unclosed_brackets", _unclosed_brackets)
     for rule in md.inline.ruler.__rules__:
         if rule.name in ("gfm_autolink_protocol", "gfm_autolink_email", "gfm_autolink_www"):
             md.inline.ruler.at(rule.name, _autolink_bounded(rule.fn, rule.name == "gfm_autolink_protocol"))
+    for rule in md.inline.ruler.__rules__:
+        if rule.name in ("link", "image", "footnote_ref"):
+            md.inline.ruler.at(rule.name, _bracket_bounded(rule.fn, 1 if rule.name == "image" else 0))
     for rule in md.inline.ruler.__rules__:
         if rule.name in _POSITIONED_RULES:
             md.inline.ruler.at(rule.name, _positioned(rule.fn))
