@@ -151,6 +151,10 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
             log.error("a message that is not JSON was skipped: %s", exc)
             _send_error(protocol, PARSE_ERROR, f"The message is not valid JSON: {exc}.")
             return
+        except RecursionError:  # nested too deeply to read; raised out of here, it left the frames after it unread
+            log.error("a message nested too deeply to read was skipped")
+            _send_error(protocol, PARSE_ERROR, "The message is nested too deeply to read.")
+            return
         problem = invalid_message(data)
         if problem is not None:  # JSON, but no JSON-RPC 2.0 message: answered, with its id when it has one
             log.error("a message that is not a JSON-RPC 2.0 message was skipped: %s", problem)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,21 @@ async def test_a_huge_buffer_is_not_analyzed_and_the_server_keeps_answering(tmp_
             text_document=T.TextDocumentIdentifier(uri=huge.as_uri())))
         assert symbols == []  # no request kind analyzes what is over the limit
         assert [m.message for m in s.client.log_messages if m.type == T.MessageType.Error] == []
+
+
+async def test_a_frame_nested_too_deeply_is_answered_and_the_request_after_it_in_the_same_write_too(
+        tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    client = await RawClient.start()
+    try:
+        await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        client.send({"method": "initialized", "params": {}})
+        await client.ready()
+        deep = b"[" * 200_000 + b"]" * 200_000
+        request = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
+                              "params": {"query": "invoice"}}).encode()
+        client.write(b"".join(f"Content-Length: {len(body)}\r\n\r\n".encode() + body for body in (deep, request)))
+        answer = await client.response(2, timeout=30)  # not held back until another message arrives
+        assert "result" in answer
+    finally:
+        await client.stop()
