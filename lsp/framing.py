@@ -164,8 +164,10 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
             return
         try:
             protocol.handle_message(protocol.structure_message(data))
-        except Exception:
-            log.exception("handling a message failed")
+        except Exception as exc:  # one line on stderr (the traceback at debug level): the server keeps serving
+            method = data.get("method") if isinstance(data, dict) else None
+            log.error("handling a %s message failed: %s: %s", method or "client", type(exc).__name__, exc)
+            log.debug("the failure in full", exc_info=True)
 
     def skipped(reason: str) -> None:
         log.error("a malformed frame was skipped: %s", reason)

@@ -143,6 +143,9 @@ class DocBridgeProtocol(LanguageServerProtocol):
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """A cancel for a request already answered is normal (the client raced the answer): not a warning."""
+        if isinstance(msg_id, bool) or not isinstance(msg_id, str | int):  # no request has such an id
+            log.debug("cancel for an id of no request: %r", msg_id)
+            return
         if msg_id not in self._request_futures:
             log.debug("cancel for request %s, already answered", msg_id)
             return
