@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
 
-.PHONY: setup demo test test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity clean
+.PHONY: setup demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ test: setup test-python test-vscode
 test-python: setup
 	$(BIN)/ruff check engine lsp docbridge tests
 	$(BIN)/python -m pytest -q
+
+# The attacks of a hostile repository, client, agent or endpoint (they also run in test-python), with a count
+# of attempts and passes per class.
+attacks: setup
+	$(BIN)/python -m pytest -q -m attack
 
 # The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix.
 test-vscode:

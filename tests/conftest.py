@@ -89,3 +89,37 @@ def monorepo(tmp_path: Path) -> Path:
 @pytest.fixture
 def statekit(tmp_path: Path) -> Path:
     return copy_fixture("statekit", tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ the attack set
+
+_ATTACKS: dict[str, list[int]] = {}  # kind -> [attempts, passed]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each test marked `attack(kind)` once (its call, or the setup that failed or skipped it)."""
+    kind = getattr(report, "attack_kind", None)
+    if kind is None or not (report.when == "call" or (report.when == "setup" and not report.passed)):
+        return
+    counts = _ATTACKS.setdefault(kind, [0, 0])
+    counts[0] += 1
+    counts[1] += int(report.passed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    outcome = yield
+    marker = item.get_closest_marker("attack")
+    if marker is not None and marker.args:
+        outcome.get_result().attack_kind = marker.args[0]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Attempts and passes per class of attack (`make attacks` runs only them)."""
+    if not _ATTACKS:
+        return
+    terminalreporter.section("attacks")
+    for kind, (attempts, passed) in sorted(_ATTACKS.items()):
+        terminalreporter.write_line(f"{kind:<45} {passed:>4} / {attempts:<4} passed")
+    total, passed = sum(a for a, _ in _ATTACKS.values()), sum(p for _, p in _ATTACKS.values())
+    terminalreporter.write_line(f"{'total':<45} {passed:>4} / {total:<4} passed")

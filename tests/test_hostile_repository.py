@@ -16,6 +16,8 @@ from pygls.exceptions import JsonRpcException
 
 from tests.conftest import copy_fixture, docbridge
 
+pytestmark = pytest.mark.attack("writes and reads outside the repository")
+
 SECRET_LINE = "a line of a file outside the repository"
 
 

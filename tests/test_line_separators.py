@@ -19,6 +19,8 @@ from lsprotocol import types as T
 from tests.conftest import copy_fixture
 from tests.lsp_client import session
 
+pytestmark = pytest.mark.attack("line separators")
+
 _BREAK = re.compile(r"\r\n|\r|\n")
 ODD = ["\u2028", "\u2029", "\x85", "\x0c", "\x0b", "\x1c", "\x1d", "\x1e"]
 

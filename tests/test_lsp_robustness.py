@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import copy_fixture
 from lsp_client import RawClient, session
 from lsprotocol import types as T
@@ -28,6 +29,7 @@ async def _still_correct(s: Any, root: Path) -> None:
     assert (await s.command("docbridge.search", "calculateTax", 1))["results"][0]["id"] == "module:src/billing/tax.ts"
 
 
+@pytest.mark.attack("LSP frames and wrong types")
 async def test_malformed_and_hostile_requests(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     outside = tmp_path / "outside.md"
@@ -203,6 +205,7 @@ async def test_a_huge_buffer_is_not_analyzed_and_the_server_keeps_answering(tmp_
         assert [m.message for m in s.client.log_messages if m.type == T.MessageType.Error] == []
 
 
+@pytest.mark.attack("LSP frames and wrong types")
 async def test_a_frame_nested_too_deeply_is_answered_and_the_request_after_it_in_the_same_write_too(
         tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)

@@ -12,9 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsp_client import RawClient
 
 from tests.conftest import copy_fixture
+
+pytestmark = pytest.mark.attack("LSP frames and wrong types")
 
 VALUES: list[Any] = [None, -1, "x", [], {}, True, 1.5, [1, "x", None]]
 

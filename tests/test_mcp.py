@@ -390,6 +390,7 @@ async def test_proposals_lists_the_overlays_pending_proposals(tmp_path: Path) ->
     assert "fix approve" in proposals["note"]
 
 
+@pytest.mark.attack("MCP wire")
 def test_every_malformed_request_gets_an_answer_over_stdio(acme: Path) -> None:
     """The SDK drops what it cannot validate; JSON-RPC answers it (id null when the id itself is unusable)."""
     process = subprocess.Popen([str(BIN / "docbridge"), "mcp", "--root", str(acme)], stdin=subprocess.PIPE,
@@ -425,6 +426,7 @@ def test_every_malformed_request_gets_an_answer_over_stdio(acme: Path) -> None:
     assert b"Traceback" not in process.stderr.read()  # type: ignore[union-attr]
 
 
+@pytest.mark.attack("MCP wire")
 def test_a_port_in_use_is_one_sentence_and_exit_2(acme: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

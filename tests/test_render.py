@@ -147,6 +147,7 @@ def test_project_override_replaces_the_template(acme: Path) -> None:
     ('{% extends "../../../etc/hosts" %}\n', "a template cannot include, import or extend another"),
     ("{% macro again(n) %}{{ again(n) }}{% endmacro %}{{ again(1) }}\n", "the template calls itself without end."),
 ])
+@pytest.mark.attack("templates")
 def test_template_errors_exit_2_and_write_nothing(acme: Path, source: str | None, expected: str) -> None:
     if source is not None:
         (acme / "templates").mkdir()
@@ -165,6 +166,7 @@ def test_template_errors_exit_2_and_write_nothing(acme: Path, source: str | None
     assert docbridge("render", "area", "--root", str(acme), "--check").returncode == 2
 
 
+@pytest.mark.attack("templates")
 def test_a_template_override_that_is_a_fifo_is_refused_without_waiting(acme: Path) -> None:
     (acme / "templates").mkdir()
     os.mkfifo(acme / "templates" / "area.md")  # a read would wait forever for a writer

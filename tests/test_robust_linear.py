@@ -30,6 +30,8 @@ from engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
 from engine.workspace import Workspace
 from tests.conftest import docbridge
 
+pytestmark = pytest.mark.attack("Markdown shapes")
+
 GENEROUS = 60  # seconds for a cold scan of a 1 MB document; main took minutes on the quadratic shapes
 
 

@@ -20,6 +20,8 @@ import pytest
 
 from tests.conftest import BIN, copy_fixture
 
+pytestmark = pytest.mark.attack("artifacts")
+
 SEALED = ("cache/facts.json", "cache/findings.json", "cache/scan-state.json", "index/manifest.json",
           "index/projection.json")
 

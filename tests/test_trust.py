@@ -24,6 +24,8 @@ import pytest
 
 from tests.conftest import BIN, copy_fixture, user_settings
 
+pytestmark = pytest.mark.attack("network and agent programs")
+
 SECRET = "cloud-token-that-must-not-leave"
 
 
