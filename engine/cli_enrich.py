@@ -69,7 +69,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     workspace = open_workspace(root)
     entities = workspace.ensure_resolved().snapshot().entities
     try:
-        moved = decide(root, entities, args.proposal_id, args.by, args.decision == "approve", args.reason)
+        moved = decide(root, entities, args.proposal_id, args.by, args.decision == "approve", args.reason,
+                       agents=workspace.config.intelligence.registry.agent_ids())
     except DecisionRefused as exc:
         raise UsageError(str(exc)) from exc
     if args.json:

@@ -291,6 +291,10 @@ class RegistryConfig(_Model):
     def commands(self) -> list[str]:
         return [c for c in (self.command, *(r.command for r in self.roles.values())) if c]
 
+    def agent_ids(self) -> frozenset[str]:
+        """Every configured agent's id (the registry's and each role's): none of them may decide a proposal."""
+        return frozenset({self.agent_id, *(r.agent_id for r in self.roles.values() if r.agent_id)})
+
     @field_validator("roles", mode="before")
     @classmethod
     def _role_list(cls, value: Any) -> Any:

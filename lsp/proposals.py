@@ -80,7 +80,8 @@ async def _decide(ls: DocBridgeServer, args: tuple[Any, ...], approve: bool) -> 
     assert state is not None
     entities = (await asyncio.to_thread(state.snapshot)).entities
     try:
-        moved = await asyncio.to_thread(decide, folder.root, entities, proposal_id, by, approve, reason)
+        moved = await asyncio.to_thread(decide, folder.root, entities, proposal_id, by, approve, reason,
+                                        state.config.intelligence.registry.agent_ids())
     except DecisionRefused as exc:
         raise ValueError(str(exc)) from exc
     from lsp.diagnostics import publish_findings

@@ -270,18 +270,41 @@ def test_unchanged_repository_makes_no_agent_call_and_one_edit_reruns_its_packs(
 # ------------------------------------------------------------------------------------------ hostile agents
 
 
+@pytest.mark.attack("agents")
 @pytest.mark.parametrize("mode,reason", [("invalid-json", "agent-invalid-json"),
                                          ("huge", "agent-output-too-large"),
-                                         ("hang", "agent-timeout"), ("crash", "agent-crash")])
+                                         ("hang", "agent-timeout"), ("crash", "agent-crash"),
+                                         ("deep", "agent-invalid-json"), ("forge", "agent-crash")])
 def test_a_hostile_agent_leaves_the_previous_overlay_intact(tmp_path: Path, mode: str, reason: str) -> None:
     root = copy_fixture("acme", tmp_path)
     enable(root, roles=["curator"], timeoutSeconds=2, maxOutputBytes=1024 * 1024)
-    run_script(root, [ACCEPTED["alias"]])
+    run_script(root, [ACCEPTED["alias"], PENDING["canonical"]])
+    assert overlay(root)["pending"]  # something a forger would accept
     before = (root / ".docbridge" / "overlay.json").read_bytes()
     shutil.rmtree(root / ".docbridge" / "enrich")  # nothing cached: every pack goes to the agent again
-    report = docbridge_json("enrich", "--root", str(root), "--json", "--agent-command", agent("--hostile", mode),
-                            expect=1)
+    result = docbridge("enrich", "--root", str(root), "--json", "--agent-command", agent("--hostile", mode))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
     assert report["written"] is False and report["stats"]["rejectionReasons"][reason] >= 1
+    if mode == "forge":  # the agent rewrote the overlay itself: not sealed by the user, so never believed
+        assert (root / ".docbridge" / "overlay.json").read_bytes() != before
+        refused = docbridge("fix", "approve", "x", "--by", "Ana", "--root", str(root))
+        assert refused.returncode == 2 and "no usable overlay" in refused.stderr
+        assert "was not written by Doc Bridge for this user" in refused.stderr
+    else:
+        assert (root / ".docbridge" / "overlay.json").read_bytes() == before
+
+
+@pytest.mark.attack("agents")
+def test_a_reply_of_junk_proposals_is_refused_and_the_overlay_stays_bounded(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    enable(root, roles=["curator"])
+    run_script(root, [ACCEPTED["alias"]])
+    before = (root / ".docbridge" / "overlay.json").read_bytes()
+    shutil.rmtree(root / ".docbridge" / "enrich")
+    report = docbridge_json("enrich", "--root", str(root), "--json", "--agent-command", agent("--hostile", "junk"),
+                            expect=1)
+    assert report["stats"]["rejectionReasons"]["agent-too-many-proposals"] >= 1
     assert (root / ".docbridge" / "overlay.json").read_bytes() == before
 
 
@@ -313,7 +336,7 @@ def test_approvals_and_their_refusals(tmp_path: Path) -> None:
     refused = fix("approve", relation, "--by", "policy")
     assert refused.returncode == 2 and "requires a person" in refused.stderr
     refused = fix("approve", relation, "--by", "ref-agent")
-    assert refused.returncode == 2 and "cannot approve its own output" in refused.stderr
+    assert refused.returncode == 2 and "is a configured agent" in refused.stderr
     approved = fix("approve", relation, "--by", "Ana")
     assert approved.returncode == 0, approved.stderr
     entry = next(e for e in overlay(root)["accepted"] if e["proposalId"] == relation)
@@ -463,3 +486,62 @@ def test_an_adjudicator_may_not_judge_its_own_proposals(tmp_path: Path) -> None:
     doc = overlay(root)
     assert sorted(e["proposalId"] for e in doc["pending"]) == ids
     assert all(e["note"] == "canonical-conflict" for e in doc["pending"])
+
+
+@pytest.mark.attack("agents")
+def test_an_agent_that_signs_as_a_person_neither_approves_nor_blocks_that_person(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    enable(root, roles=["reviewer"])
+    forged = {**PENDING["relation"], "set": {"origin": {"agentId": "Ana", "agentVersion": "1", "promptVersion": "1"}}}
+    run_script(root, [forged])
+    (entry,) = overlay(root)["pending"]
+    assert entry["proposedBy"] == "ref-agent"  # what the tool sent the pack to, whatever the origin says
+    refused = docbridge("fix", "approve", entry["proposalId"], "--by", "ref-agent", "--root", str(root))
+    assert refused.returncode == 2 and "is a configured agent" in refused.stderr
+    approved = docbridge("fix", "approve", entry["proposalId"], "--by", "Ana", "--root", str(root))
+    assert approved.returncode == 0, approved.stderr
+
+
+@pytest.mark.attack("agents")
+def test_an_approval_interrupted_after_its_record_is_completed_by_the_next_attempt(tmp_path: Path) -> None:
+    from engine.enrich.approvals import approval_id
+    root = copy_fixture("acme", tmp_path)
+    enable(root)
+    run_script(root, [PENDING["relation"]])
+    (entry,) = overlay(root)["pending"]
+    record = root / ".docbridge" / "approvals" / f"{approval_id(entry['proposalId'], entry['targetContentHash'])}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"approvalId": record.stem, "proposalId": entry["proposalId"], "by": "Ana",
+                                  "decision": "approved", "reason": None, "at": "2026-12-04T12:00:00Z",
+                                  "targetContentHash": entry["targetContentHash"]}))  # as if killed right after
+    again = docbridge("fix", "approve", entry["proposalId"], "--by", "Ana", "--root", str(root))
+    assert again.returncode == 0, again.stderr
+    (accepted,) = [e for e in overlay(root)["accepted"] if e["proposalId"] == entry["proposalId"]]
+    assert accepted["acceptedBy"] == "Ana" and overlay(root)["pending"] == []
+
+
+@pytest.mark.attack("agents")
+def test_an_approval_made_while_enrichment_runs_is_kept(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    from tests.conftest import BIN
+    root = copy_fixture("acme", tmp_path)
+    enable(root, roles=["reviewer"])
+    script = root.parent / "script.json"
+    run_script(root, [PENDING["relation"]])
+    (entry,) = overlay(root)["pending"]
+    shutil.rmtree(root / ".docbridge" / "enrich")  # the next run asks the agent again, which takes a while
+    running = subprocess.Popen([str(BIN / "docbridge"), "enrich", "--root", str(root), "--json", "--agent-command",
+                                agent("--script", str(script), "--sleep", "4")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)  # the run has read the overlay and waits for its agent
+        approved = docbridge("fix", "approve", entry["proposalId"], "--by", "Ana", "--root", str(root))
+        assert approved.returncode == 0, approved.stderr
+        _, err = running.communicate(timeout=120)
+    finally:
+        running.kill()
+    assert running.returncode == 0, err
+    (accepted,) = [e for e in overlay(root)["accepted"] if e["proposalId"] == entry["proposalId"]]
+    assert accepted["acceptedBy"] == "Ana" and overlay(root)["pending"] == []

@@ -1,8 +1,11 @@
 """`.docbridge/overlay.json`: the sealed enrichment overlay, and what its live entries do to retrieval.
 
 The file is one JSON object: `accepted`, `pending` and `rejected` lists (each sorted by proposalId) and
-`stats`. `contentHash` seals everything except itself, `stats` and each entry's `acceptedAt`, so two runs
-that decide the same things write the same hash. A missing file is no overlay; a corrupt or hash-mismatched
+`stats`. `contentHash` seals everything except itself, `seal`, `stats` and each entry's `acceptedAt`, so two
+runs that decide the same things write the same hash. `seal` is an HMAC of `contentHash` under the user's key
+(engine.cache): an overlay that an agent (or anyone without the key) wrote is not believed. Writers hold
+`overlay.lock` (`overlay_lock`) from their read to their write, so that a decision and an enrichment run never
+lose each other's changes. A missing file is no overlay; a corrupt or hash-mismatched
 one reads as no overlay too, and says so once per file and process. A read never rewrites the file: an
 accepted entry whose target moved (its content hash changed, or the entity or the relation's other endpoint
 is gone) is expired in what the read returns, and the next `docbridge enrich` moves it to rejected `expired`.
@@ -12,9 +15,12 @@ Pure: nothing here runs an agent (retrieval imports this module).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +43,7 @@ def overlay_path(root: Path) -> Path:
 
 
 def _sealed_view(document: dict[str, Any]) -> dict[str, Any]:
-    view = {k: v for k, v in document.items() if k not in ("contentHash", "stats")}
+    view = {k: v for k, v in document.items() if k not in ("contentHash", "seal", "stats")}
     view["accepted"] = [{k: v for k, v in e.items() if k != "acceptedAt"} for e in document.get("accepted", [])]
     return view
 
@@ -110,13 +116,63 @@ def read_overlay(root: Path, *, warn: bool = True) -> Overlay | None:
         if warn:
             warn_once(path, "does not match its contentHash (edited or truncated)")
         return None
+    if not _sealed_by_user(document):
+        if warn:
+            warn_once(path, "was not written by Doc Bridge for this user (its seal does not match)")
+        return None
     stats = document.get("stats")
     return Overlay(lists[0], lists[1], lists[2], stats if isinstance(stats, dict) else {},  # type: ignore[arg-type]
                    document.get("snapshotHash"), document["contentHash"])
 
 
+def _user_seal(content_hash: str) -> str:
+    import hashlib
+    import hmac
+
+    from engine.cache import seal_key
+    return hmac.new(seal_key(), content_hash.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def _sealed_by_user(document: dict[str, Any]) -> bool:
+    import hmac
+    given = document.get("seal")
+    return isinstance(given, str) and hmac.compare_digest(given, _user_seal(str(document.get("contentHash"))))
+
+
+LOCK_WAIT_SECONDS = 30.0
+
+
+class OverlayBusy(Exception):
+    """Another writer held the overlay for longer than LOCK_WAIT_SECONDS."""
+
+
+@contextlib.contextmanager
+def overlay_lock(root: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """Hold `.docbridge/overlay.lock` (an advisory lock: every writer of the overlay takes it)."""
+    import fcntl
+    import time
+    directory = artifact_dir(root)
+    real_dirs(directory, create=True)
+    handle = os.open(directory / "overlay.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OverlayBusy("another Doc Bridge process is writing .docbridge/overlay.json (an "
+                                      "enrichment run?); try again when it ends.") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
 def write_overlay(root: Path, overlay: Overlay) -> dict[str, Any]:
     document = overlay.document()
+    document["seal"] = _user_seal(document["contentHash"])
     write_atomic(overlay_path(root), (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
                                       + "\n").encode("utf-8"))
     overlay.content_hash = document["contentHash"]

@@ -31,6 +31,7 @@ from engine.enrich.overlay import (
     Overlay,
     entity_hash,
     expired_reason,
+    overlay_lock,
     read_overlay,
     write_overlay,
 )
@@ -42,6 +43,8 @@ MAX_NEIGHBOURS = 32
 BATCH_PACKS = 16
 EXCERPT_LINES = 60
 CACHE_KIND = "enrich-cache"
+MAX_PROPOSALS_PER_PACK = 64  # an agent's reply beyond this many proposals per pack it was sent is refused
+MAX_REJECTED = 2_000  # rejected entries kept from run to run, the newest first (people's rejections always)
 
 
 class EnrichError(Exception):
@@ -221,8 +224,16 @@ def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
         reply = json.loads(out.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise AgentFailure("agent-invalid-json", f"the reply is not JSON ({exc})") from exc
+    except RecursionError:
+        raise AgentFailure("agent-invalid-json", "the reply is nested too deeply to read") from None
     if not isinstance(reply, dict) or not isinstance(reply.get(key), list):
         raise AgentFailure("agent-invalid-json", f"the reply has no `{key}` array")
+    packs = request.get("packs")
+    limit = MAX_PROPOSALS_PER_PACK * max(1, len(packs) if isinstance(packs, list) else 1)
+    if len(reply[key]) > limit:
+        raise AgentFailure("agent-too-many-proposals", f"{len(reply[key])} proposals for "
+                                                       f"{len(packs) if isinstance(packs, list) else 1} pack(s) "
+                                                       f"(at most {limit})")
     return reply[key], len(data), len(out)
 
 
@@ -437,9 +448,12 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
     previous = read_overlay(root)
     stats = RunStats()
     raws: list[tuple[Any, frozenset[str]]] = []
+    proposer: dict[int, str] = {}  # id(raw) -> the configured agent the tool sent the pack to
     for role in chosen:
         packs = build_packs(state, snapshot, role.name, registry.max_pack_bytes)
-        raws.extend(collect(root, role, packs, snapshot.content_hash, registry, stats, progress))
+        collected = collect(root, role, packs, snapshot.content_hash, registry, stats, progress)
+        proposer.update((id(raw), role.agent_id) for raw, _ in collected)
+        raws.extend(collected)
     ctx = context_for(state, snapshot)
 
     # the previous overlay: expired accepted entries move to rejected; every decided id stays decided
@@ -469,6 +483,8 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         seen.add(pid)
         if verdict.status == "accepted":
             verdict.entry["acceptedAt"] = now
+        if id(raw) in proposer and verdict.status != "rejected":
+            verdict.entry["proposedBy"] = proposer[id(raw)]  # recorded by the tool, whatever `origin` says
         getattr(new, verdict.status).append(verdict.entry)
         if verdict.status != "rejected":
             getattr(earlier, verdict.status).append(verdict.entry)
@@ -483,7 +499,7 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         for entry in getattr(new, status):
             kind = str(entry.get("kind"))
             by_kind.setdefault(kind, {"accepted": 0, "pending": 0, "rejected": 0})[status] += 1
-    overlay = Overlay(earlier.accepted, earlier.pending, rejected + expired + new.rejected, {},
+    overlay = Overlay(earlier.accepted, earlier.pending, _bounded(rejected + expired + new.rejected), {},
                       snapshot.content_hash)
     document = overlay.document()
     previous_ids = previous.ids() if previous is not None else set()
@@ -507,7 +523,7 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
     overlay.stats = stats_out
     written = not failures
     if written:
-        document = write_overlay(root, overlay)
+        document = _write_merged(root, overlay, previous)
     return {"written": written, "overlay": str(root / ".docbridge" / "overlay.json"),
             "overlayHash": document["contentHash"] if written else (previous.content_hash if previous else None),
             "accepted": len(new.accepted), "pending": len(new.pending), "rejected": len(new.rejected),
@@ -515,3 +531,31 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
                        "rejected": len(rejected) + len(expired) + len(new.rejected)},
             "new": {"accepted": new.accepted, "pending": new.pending, "rejected": new.rejected},
             "stats": stats_out}
+
+
+def _bounded(rejected: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """People's rejections, and the newest MAX_REJECTED others (the list is oldest first)."""
+    people = [e for e in rejected if e.get("reason") == "human-rejected"]
+    others = [e for e in rejected if e.get("reason") != "human-rejected"]
+    return people + others[-MAX_REJECTED:]
+
+
+def _write_merged(root: Path, overlay: Overlay, previous: Overlay | None) -> dict[str, Any]:
+    """Write `overlay`, computed from `previous`, keeping what people decided since `previous` was read (an
+    approval made while the agents ran): under the overlay's lock, from the read to the write."""
+    with overlay_lock(root):
+        current = read_overlay(root, warn=False)
+        if current is not None and (previous is None or current.content_hash != previous.content_hash):
+            before = previous.ids() if previous is not None else set()
+            decided = {str(e.get("proposalId")): ("accepted", e) for e in current.accepted if e.get("acceptedBy")}
+            decided.update({str(e.get("proposalId")): ("rejected", e) for e in current.rejected
+                            if e.get("reason") == "human-rejected"})
+            for pid, (where, entry) in decided.items():
+                if pid in before and any(str(e.get("proposalId")) == pid for e in previous.accepted
+                                         + previous.rejected):
+                    continue  # decided before this run began: already in what it computed
+                overlay.pending = [e for e in overlay.pending if str(e.get("proposalId")) != pid]
+                overlay.accepted = [e for e in overlay.accepted if str(e.get("proposalId")) != pid]
+                overlay.rejected = [e for e in overlay.rejected if str(e.get("proposalId")) != pid]
+                getattr(overlay, where).append(entry)
+        return write_overlay(root, overlay)
