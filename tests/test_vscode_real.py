@@ -57,24 +57,70 @@ def find(path: Path, needle: str) -> tuple[int, int]:
     raise AssertionError(f"{needle!r} not in {path}")
 
 
-@pytest.fixture(scope="module")
-def acme(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_fixture("acme", tmp_path_factory.mktemp("workspace"))
+class Endpoint:
+    """A stub embeddings endpoint on 127.0.0.1 that records every request it receives."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.url = ""
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+def endpoint() -> Iterator[Endpoint]:
+    import http.server
+    import threading
+    state = Endpoint()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            state.requests.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory: pytest.TempPathFactory, endpoint: Endpoint) -> Path:
+    """The fixture, whose configuration (as a hostile repository's would) asks for hybrid search through its own
+    endpoint, with a key from the environment: the user's settings do not allow it, so nothing may reach it."""
+    os.environ["CLOUD_TOKEN"] = "a-secret-the-repository-wants"  # code-server and the server inherit it
+    return _asking(copy_fixture("acme", tmp_path_factory.mktemp("workspace")), endpoint)
+
+
+def _asking(root: Path, endpoint: Endpoint) -> Path:
+    """`root` with its configuration asking for hybrid search through `endpoint` (every copy is written alike,
+    so that the findings in the configuration file keep their lines from copy to copy)."""
+    config = json.loads((root / "doc-bridge.config.json").read_text(encoding="utf-8"))
+    config["retrieval"] = {**config.get("retrieval", {}), "hybrid": True}
+    config["index"] = {"embed": {"baseUrl": endpoint.url, "model": "m", "apiKeyEnv": "CLOUD_TOKEN"}}
+    (root / "doc-bridge.config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory, endpoint: Endpoint) -> list[dict[str, Any]]:
     """What `docbridge check` reports for the fixture (on a copy of its own, so the workspace stays as is)."""
-    root = copy_fixture("acme", tmp_path_factory.mktemp("check"))
+    root = _asking(copy_fixture("acme", tmp_path_factory.mktemp("check")), endpoint)
     result = docbridge("check", "--root", str(root), "--format", "json", "--fail-on", "never")
     assert result.returncode == 0, result.stderr
     return list(json.loads(result.stdout)["findings"])
 
 
 @pytest.fixture(scope="module")
-def doctor_grade(tmp_path_factory: pytest.TempPathFactory) -> str:
+def doctor_grade(tmp_path_factory: pytest.TempPathFactory, endpoint: Endpoint) -> str:
     """The grade `docbridge doctor` gives the fixture: the status bar shows it once the first scan is ready."""
-    root = copy_fixture("acme", tmp_path_factory.mktemp("doctor"))
+    root = _asking(copy_fixture("acme", tmp_path_factory.mktemp("doctor")), endpoint)
     result = docbridge("doctor", "--root", str(root), "--json")
     assert result.returncode == 0, result.stderr
     return str(json.loads(result.stdout)["grade"])
@@ -250,10 +296,26 @@ def test_output_channel_has_only_the_startup_lines(workbench: Workbench, vscode:
     startup = [
         re.compile(rf"^\[client [^\]]+\] Starting {re.escape(str(SERVER))} in \S+$"),
         re.compile(r"^\[Info\s+- [^\]]+\] Doc Bridge: initial scan of \S+ took [\d.]+s \(\d+ files, \d+ from cache\)$"),
+        REFUSED,  # the workspace's endpoint, refused (test_a_repository_endpoint_gets_nothing)
     ]
     assert lines and startup[0].match(lines[0]), lines
     others = [line for line in lines if not any(pattern.match(line) for pattern in startup)]
     assert others == [], "the Doc Bridge output has more than its start-up lines"
+
+
+REFUSED = re.compile(r"^\[Warn(?:ing)?\s+- [^\]]+\] Doc Bridge: semantic search off, lexical only: this repository's "
+                     r"doc-bridge\.config\.json asks to send text to http://127\.0\.0\.1:\d+/v1 with the key in "
+                     r"\$CLOUD_TOKEN; only your own settings decide where text and keys go")
+
+
+def test_a_repository_endpoint_gets_nothing(workbench: Workbench, vscode: code_server.CodeServer,
+                                            endpoint: Endpoint) -> None:
+    """The workspace asks for hybrid search through its own endpoint; the searches above ran: the endpoint
+    received nothing, and the output says why in one line."""
+    (channel,) = vscode.logs("exthost*/output_logging_*/*Doc Bridge.log")
+    refused = [line for line in channel.read_text(encoding="utf-8").splitlines() if REFUSED.match(line)]
+    assert len(refused) == 1, channel.read_text(encoding="utf-8")
+    assert endpoint.requests == []
 
 
 def test_vscode_logged_no_problem_with_the_extension(vscode: code_server.CodeServer) -> None:

@@ -123,6 +123,9 @@ class Workbench:
         self.page.keyboard.press("Control+g")
         self.page.locator(f"{QUICK_INPUT} input").wait_for(state="visible")
         self.page.keyboard.type(f"{line}:{column}")
+        # Enter acts on the widget's answer to what was typed: wait until it says where it goes
+        self.page.locator(f"{QUICK_INPUT} .monaco-list-row").filter(has_text=f"line {line}").first.wait_for(
+            state="visible")
         self.page.keyboard.press("Enter")
         self.poll(f"the cursor at {line}:{column}", lambda: self.cursor() == (line, column))
 
