@@ -275,7 +275,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         from engine.payloads import agent_search, render_agent
         _, retriever = open_retriever(root, use_cache=not args.no_cache)
         try:
-            payload = agent_search(retriever, args.query, args.mode, args.context_budget)
+            payload = agent_search(retriever, args.query, args.mode, args.context_budget, root)
         except BudgetError as exc:
             raise UsageError(str(exc)) from exc
         sys.stdout.write(render_agent(payload))

@@ -207,7 +207,9 @@ def _register_doctor(commands: Any) -> None:
         epilog="Exit 0 with a report, 2 on a usage or input error (a suite that does not exist or is invalid).")
     _add_root(parser)
     parser.add_argument("--suite", metavar="FILE", help="golden retrieval suite (default: doctor.suite)")
-    parser.add_argument("--json", action="store_true", help="JSON report")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON report")
+    form.add_argument("--text", action="store_true", help="readable report (the default)")
     parser.add_argument("--no-cache", action="store_true", help="ignore and do not write the caches")
     parser.set_defaults(handler=cmd_doctor)
 

@@ -88,7 +88,7 @@ def cmd_search_semantic(args: argparse.Namespace) -> int:
         from engine.budget import BudgetError
         from engine.payloads import agent_search, render_agent
         try:
-            payload = agent_search(retriever, args.query, args.mode, args.context_budget)
+            payload = agent_search(retriever, args.query, args.mode, args.context_budget, root)
         except BudgetError as exc:
             raise UsageError(str(exc)) from exc
         sys.stdout.write(render_agent(payload))

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import math
+import os
+import shlex
 from collections import deque
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.budget import BudgetError, apply_budget, check_budget, compact, strip_key
@@ -33,10 +36,24 @@ def _agent_match(entry: Entry) -> dict[str, Any]:
     return match
 
 
-def _next_command(entry: Entry) -> str:
-    if entry.kind in (INTENT, CHANGE):
-        return f"docbridge query {entry.id} --agent"
-    return f"docbridge query {entry.ownership_id or entry.path} --agent"
+def _next_command(entry: Entry, root_option: str) -> str:
+    ref = entry.id if entry.kind in (INTENT, CHANGE) else entry.ownership_id or entry.path
+    return f"docbridge query {ref} --agent{root_option}"
+
+
+def root_option(root: Path, cwd: Path | None = None) -> str:
+    """` --root DIR` for follow-up commands when the repository is not the working directory (a command run
+    from elsewhere without it would scan the wrong tree), else nothing."""
+    here = (cwd or Path.cwd()).resolve()
+    if root.resolve() == here:
+        return ""
+    try:
+        shown = os.path.relpath(root, here)
+    except ValueError:  # another drive
+        shown = str(root)
+    if shown.startswith(".." + os.sep + ".." + os.sep):
+        shown = str(root)
+    return " --root " + shlex.quote(shown)
 
 
 def render_agent(payload: dict[str, Any]) -> str:
@@ -60,7 +77,7 @@ def _seal_size(payload: dict[str, Any]) -> int:
 
 
 def agent_search(retriever: Any, query: str, mode: str = "discovery",
-                 budget: int = DEFAULT_AGENT_BUDGET) -> dict[str, Any]:
+                 budget: int = DEFAULT_AGENT_BUDGET, root: Path | None = None) -> dict[str, Any]:
     """Matches without scores, follow-up commands, and telemetry, shed until the printed payload (every byte
     `render_agent` prints) fits the budget: summaries first (last match first), then follow-up commands, then
     matches; one grounded match and one command is the minimum, and a budget that cannot hold it is refused."""
@@ -69,6 +86,7 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
     check_budget(budget, "--context-budget")
     max_matches, max_commands = MODES[mode]
     results = retriever.search(query, 20, agent=True)
+    suffix = root_option(root) if root is not None else ""
     entries = [r.entry for r in results]
     if entries and entries[0].kind in (INTENT, CHANGE):
         entries = [e for e in entries if e.kind == entries[0].kind][:3]  # the route focuses the payload
@@ -77,7 +95,7 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
     payload: dict[str, Any] = {
         "type": "agent-search", "schemaVersion": AGENT_SCHEMA_VERSION, "query": query, "mode": mode,
         "count": len(results), "matches": [_agent_match(e) for e in entries],
-        "nextCommands": list(dict.fromkeys(_next_command(e) for e in entries[:max_commands])),
+        "nextCommands": list(dict.fromkeys(_next_command(e, suffix) for e in entries[:max_commands])),
         "telemetry": {"contextBytes": 0, "estimatedTokens": 0, "tokenMethod": "estimate",
                       "contextBudgetTokens": budget, "mode": mode, "truncated": False}}
     limit = budget * 4

@@ -58,6 +58,7 @@ def test_governance_figures_and_actions(tmp_path: Path) -> None:
     text = docbridge("doctor", "--root", str(root))
     assert text.returncode == 0 and text.stdout.startswith("grade D  (score 57.5/100)")
     assert "hit@3         not-analyzed" in text.stdout
+    assert docbridge("doctor", "--root", str(root), "--text").stdout == text.stdout  # --text as the other gates
 
 
 def test_a_missing_or_invalid_suite_is_an_input_error(tmp_path: Path) -> None:

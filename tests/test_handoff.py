@@ -243,8 +243,23 @@ def test_a_change_route_focuses_the_agent_payload(acme_root: Path) -> None:
     assert payload["matches"][0] == {"type": "change", "id": "change:tax-rules", "path": "src/billing/tax.ts",
                                      "summary": "Change how sales tax is calculated"}
     assert {m["type"] for m in payload["matches"]} == {"change"}
-    assert payload["nextCommands"] == ["docbridge query change:tax-rules --agent"]
+    assert payload["nextCommands"] == [f"docbridge query change:tax-rules --agent --root {acme_root}"]
     # without a change intent the route does not crowd an ordinary question
     question = docbridge_json("search", "how is sales tax calculated", "--root", str(acme_root), "--agent",
                               "--context-budget", "200")
     assert question["matches"][0]["type"] != "change"
+
+
+def test_follow_up_commands_name_the_root_unless_it_is_the_working_directory(acme_root: Path) -> None:
+    inside = docbridge_json("search", "billing", "--agent", "--context-budget", "900", cwd=acme_root)
+    assert inside["nextCommands"] and all(c.endswith(" --agent") for c in inside["nextCommands"])
+    # from the parent folder the commands say which tree; run as printed, each one answers
+    outside = docbridge_json("search", "billing", "--root", acme_root.name, "--agent", "--context-budget", "900",
+                             cwd=acme_root.parent)
+    assert outside["nextCommands"] == [c + f" --root {acme_root.name}" for c in inside["nextCommands"]]
+    for command in outside["nextCommands"]:
+        words = command.split()
+        assert words[0] == "docbridge"
+        followed = docbridge(*words[1:], cwd=acme_root.parent)
+        assert followed.returncode == 0, followed.stderr
+        assert "startHere" in json.loads(followed.stdout)
