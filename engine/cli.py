@@ -795,13 +795,19 @@ def _register_render(commands: Any) -> None:
     register(commands)
 
 
+def _register_init(commands: Any) -> None:
+    """`init` (engine.cli_init)."""
+    from engine.cli_init import register
+    register(commands)
+
+
 def _register_governance(commands: Any) -> None:
     """`reconcile`, `audit`, `doctor`, `parity`, `study`, `check --mode` (engine.cli_governance)."""
     from engine.cli_governance import register
     register(commands)
 
 
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_check, _register_search, _register_query,
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = [_register_init, _register_check, _register_search, _register_query,
                                                  _register_lsp, _register_bench, _register_mcp, _register_index,
                                                  _register_list, _register_ask, _register_semantic,
                                                  _register_governance, _register_render, _register_enrich]

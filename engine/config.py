@@ -172,8 +172,15 @@ class AreasConfig(_Model):
     exclude: tuple[Glob, ...] = ()
 
 
+# what part a file plays (engine.discovery.roles names them)
+Role = Literal["source", "test", "example", "demo", "template", "docs-site", "script", "generated"]
+
+
 class AnalysisConfig(_Model):
     areas: AreasConfig = AreasConfig()
+    # glob → role, before anything Doc Bridge reads from the layout, the manifests or a file's header; the first
+    # glob (in the order written) that matches a path decides
+    roles: dict[Glob, Role] = Field(default_factory=dict)
 
 
 class LimitsConfig(_Model):
@@ -431,9 +438,21 @@ def load_repository_config(root: Path) -> Config:
     return parse_config(raw)
 
 
+COMMENT_KEY = "$comment"  # JSON has no comments: a member of this name is a note for people, anywhere
+
+
+def _without_comments(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        return {key: _without_comments(value) for key, value in raw.items() if key != COMMENT_KEY}
+    if isinstance(raw, list):
+        return [_without_comments(value) for value in raw]
+    return raw
+
+
 def parse_config(raw: Any) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{CONFIG_FILE}: the top level must be a JSON object.")
+    raw = _without_comments(raw)
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:

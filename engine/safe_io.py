@@ -125,13 +125,29 @@ def real_dirs(directory: Path, *, create: bool) -> bool:
         if st is None:
             if not create:
                 return False
+            made = False
             with contextlib.suppress(FileExistsError):
                 os.mkdir(current)
+                made = True
             st = _lstat(current)
             if st is None:
                 return False
+            if made and current == base:
+                ignore_everything_in(base)
         _check_dir(current, st)
     return True
+
+
+GITIGNORE = "# Doc Bridge's caches and artifacts, rebuilt by docbridge when missing.\n*\n"
+
+
+def ignore_everything_in(base: Path) -> None:
+    """A `.gitignore` of `*` in a new `.docbridge` folder, as tool caches carry, so that the folder never shows
+    in `git status` (delete it to commit artifacts; it is written only when the folder is made)."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(base / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(GITIGNORE)
 
 
 def _open_no_follow(path: Path) -> int:

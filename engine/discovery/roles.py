@@ -21,6 +21,10 @@ Everything else is library source. Each role comes with the reason it was given,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+import pathspec
 
 SOURCE, TEST, EXAMPLE, DEMO, TEMPLATE, DOCS_SITE, SCRIPT, GENERATED = (
     "source", "test", "example", "demo", "template", "docs-site", "script", "generated")
@@ -127,6 +131,22 @@ def path_role(path: str) -> tuple[str, str] | None:
     match = _FILE_ROLE.search(parts[-1])
     if match:
         return _FILE_KIND_ROLES[match.group("kind").lower()], f"file name `*.{match.group('kind').lower()}.*`"
+    return None
+
+
+@lru_cache(maxsize=8)
+def _role_specs(items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str, pathspec.GitIgnoreSpec], ...]:
+    return tuple((glob, role, pathspec.GitIgnoreSpec.from_lines([glob])) for glob, role in items)
+
+
+def configured_role(roles: Mapping[str, str], path: str) -> tuple[str, str] | None:
+    """The role `analysis.roles` gives `path` (the first glob that matches), with the reason; None when no glob
+    of the configuration matches it."""
+    if not roles:
+        return None
+    for glob, role, spec in _role_specs(tuple(roles.items())):
+        if spec.match_file(path):
+            return role, f"configured in `analysis.roles` (`{glob}`)"
     return None
 
 

@@ -33,6 +33,7 @@ from engine.discovery.roles import (
     SITE_FRAMEWORK_CONFIG,
     SITE_MIN_PAGES,
     SOURCE,
+    configured_role,
     package_role,
     path_role,
 )
@@ -89,6 +90,7 @@ class _RoleMemo:
 
     sites: tuple[tuple[str, str], ...] | None = None  # (site folder, its configuration file)
     roles: dict[str, tuple[str, str]] = field(default_factory=dict)
+    configured: dict[str, tuple[str, str] | None] = field(default_factory=dict)  # by `analysis.roles`
 
 
 @dataclass(slots=True)
@@ -158,7 +160,15 @@ class Universe:
         return memo.sites
 
     def role_of(self, path: str) -> tuple[str, str]:
-        """(role, reason): what part a file plays (see `engine.discovery.roles`)."""
+        """(role, reason): what part a file plays (see `engine.discovery.roles`); the configuration's
+        `analysis.roles` first."""
+        if self.config.analysis.roles:
+            known = self._roles.configured
+            if path not in known:
+                known[path] = configured_role(self.config.analysis.roles, path)
+            configured = known[path]
+            if configured is not None:
+                return configured
         facts = self.modules.get(path)
         if facts is not None and facts.generated:
             return GENERATED, f"marked `{facts.generated}` in its header"
