@@ -2,24 +2,40 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
+EXTRAS := dev,mcp,langchain,llamaindex,semantic
+# pip's own output (and any index warnings) goes to a log; a failed install prints its end
+PIP_LOG := $(VENV)/pip.log
+PIP = $(BIN)/python -m pip --disable-pip-version-check --no-input
+quiet = { $(1) >> $(PIP_LOG) 2>&1 || { tail -n 40 $(PIP_LOG); echo "setup failed; pip's whole log: $(PIP_LOG)"; exit 1; }; }
 
-.PHONY: setup demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity clean
+.PHONY: setup setup-core demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity dist wheel clean
 
+# setup: everything the tests use (every extra); setup-core: Doc Bridge alone, all the demo needs
 setup: $(STAMP)
+setup-core: $(CORE)
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,langchain,llamaindex,semantic]'
-	touch $(STAMP)
+$(CORE): pyproject.toml
+	@echo "setup: $(VENV) with Doc Bridge and its dependencies (pip's log: $(PIP_LOG))"
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	@$(call quiet,$(PIP) install --upgrade pip)
+	@$(call quiet,$(PIP) install -e .)
+	@touch $(CORE)
 
-demo: setup
-	$(BIN)/docbridge scan --root $(FIXTURE)
-	$(BIN)/docbridge check --root $(FIXTURE) --fail-on never
-	$(BIN)/docbridge search "how is sales tax calculated" --root $(FIXTURE) --limit 3
-	$(BIN)/docbridge query acme-billing --root $(FIXTURE) --text
+$(STAMP): $(CORE)
+	@echo "setup: the extras and test tools (dev, mcp, langchain, llamaindex, semantic)"
+	@$(call quiet,$(PIP) install -e '.[$(EXTRAS)]')
+	@touch $(STAMP)
+
+DEMO_RUN = @printf '\n$$ docbridge %s\n' "$(1)"; $(BIN)/docbridge $(1)
+
+demo: setup-core
+	$(call DEMO_RUN,scan --root $(FIXTURE))
+	$(call DEMO_RUN,check --root $(FIXTURE) --fail-on never)
+	$(call DEMO_RUN,search "how is sales tax calculated" --root $(FIXTURE) --limit 3)
+	$(call DEMO_RUN,query acme-billing --root $(FIXTURE) --text)
 
 test: setup test-python test-vscode
 
@@ -32,8 +48,21 @@ test-python: setup
 attacks: setup
 	$(BIN)/python -m pytest -q -m attack
 
-# The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix.
-test-vscode:
+# The wheel of Doc Bridge, shipped inside the VS Code extension (which installs it into a private environment
+# when it finds no server); `make dist` puts the wheel and the extension's .vsix in dist/.
+VSCODE_SERVER := editors/vscode/server
+
+wheel: setup-core
+	@rm -rf $(VSCODE_SERVER) && mkdir -p $(VSCODE_SERVER)
+	@$(call quiet,$(PIP) wheel --no-deps --wheel-dir $(VSCODE_SERVER) .)
+	@echo "wheel: $$(ls $(VSCODE_SERVER)/*.whl)"
+
+dist: test-vscode
+	@mkdir -p dist && cp $(VSCODE_SERVER)/*.whl editors/vscode/docbridge.vsix dist/
+	@echo "dist: $$(cd dist && ls docbridge*.whl docbridge.vsix | tr '\n' ' ')"
+
+# The VS Code extension: install from the lock file, type-check, unit-test, package the .vsix (with the wheel).
+test-vscode: wheel
 	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
 	cd editors/vscode && npm run --silent lint
 	cd editors/vscode && npm test
@@ -48,7 +77,7 @@ test-vscode-real: test-vscode-real-install test-vscode-real-ui
 test-vscode-real-install: setup
 	bash tests/vscode_real/install.sh $(VSCODE_REAL) $(BIN)/python
 
-test-vscode-real-ui: setup
+test-vscode-real-ui: setup wheel
 	cd editors/vscode && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd editors/vscode && npm run --silent package
 	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py
@@ -82,4 +111,5 @@ lint: setup
 	$(BIN)/ruff check engine lsp docbridge tests
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out
+	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out \
+	  $(VSCODE_SERVER) dist build
