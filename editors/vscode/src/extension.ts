@@ -2,6 +2,8 @@
 // Reindex and Show Output commands. Everything that can be computed without VS Code lives in the pure
 // modules (format.ts, serverCommand.ts, async.ts) and is unit-tested there.
 
+import { execFile } from 'child_process';
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -66,6 +68,22 @@ import {
   startFailureDetail,
   venvServerPath,
 } from './serverCommand';
+
+import {
+  bundledWheel,
+  findPython,
+  installedWheel,
+  ManagedEnvironment,
+  managedEnvironment,
+  MIN_PYTHON,
+  noPythonMessage,
+  offerMessage,
+  pythonCandidates,
+  RunResult,
+  SET_UP_CHOICE,
+  SetupError,
+  setUpServer,
+} from './serverSetup';
 
 const CLIENT_ID = 'docbridge';
 const CLIENT_NAME = 'Doc Bridge';
@@ -232,6 +250,33 @@ function toRange(range: { start: { line: number; character: number }; end: { lin
   return new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
 }
 
+/** Runs a program without a shell; never rejects (a program that cannot start is `error`). */
+function runProcess(command: string, args: string[]): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(command, args, { maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60 * 1000, windowsHide: true }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+      const failed = error !== null && typeof error.code !== 'number' ? errorMessage(error) : undefined;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr), error: failed });
+    });
+  });
+}
+
+/** The interpreter the Python extension selected, when it is installed and says. */
+async function selectedPython(): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension('ms-python.python');
+  if (extension === undefined) {
+    return undefined;
+  }
+  try {
+    const api = (extension.isActive ? extension.exports : await extension.activate()) as {
+      environments?: { getActiveEnvironmentPath?: () => { path?: string } | undefined };
+    };
+    return api?.environments?.getActiveEnvironmentPath?.()?.path;
+  } catch {
+    return undefined;
+  }
+}
+
 class DocBridge implements vscode.Disposable {
   private readonly output: vscode.OutputChannel;
   private readonly statusItem: vscode.StatusBarItem;
@@ -319,16 +364,27 @@ class DocBridge implements vscode.Disposable {
     const cwd = firstFileFolder();
     const folders = fileFolders();
     const found = findServerExecutable(server.command, { cwd, folders, trusted: vscode.workspace.isTrusted });
-    if (found === undefined) {
-      const venvs = vscode.workspace.isTrusted ? folders.map((folder) => venvServerPath(folder)) : [];
-      const looked = server.command === DEFAULT_SERVER_COMMAND && venvs.length > 0 ? ` (nor ${venvs.join(', ')})` : '';
-      this.log(`Language server command not found: ${server.command}${looked}`);
-      this.reportProblem({ kind: 'missing', command: server.command }, false);
-      return;
-    }
-    const executable = found.executable;
-    if (found.fromWorkspaceVenv) {
-      this.log(`${server.command} is not on PATH; using the workspace's ${executable}`);
+    let executable: string;
+    if (found !== undefined) {
+      executable = found.executable;
+      if (found.fromWorkspaceVenv) {
+        this.log(`${server.command} is not on PATH; using the workspace's ${executable}`);
+      }
+    } else {
+      const managed = server.command === DEFAULT_SERVER_COMMAND ? await this.managedServer() : undefined;
+      if (managed === undefined) {
+        const venvs = vscode.workspace.isTrusted ? folders.map((folder) => venvServerPath(folder)) : [];
+        const looked = server.command === DEFAULT_SERVER_COMMAND && venvs.length > 0 ? ` (nor ${venvs.join(', ')})` : '';
+        this.log(`Language server command not found: ${server.command}${looked}`);
+        if (server.command === DEFAULT_SERVER_COMMAND && this.wheel() !== undefined) {
+          this.offerSetup();
+        } else {
+          this.reportProblem({ kind: 'missing', command: server.command }, false);
+        }
+        return;
+      }
+      executable = managed;
+      this.log(`${server.command} is not on PATH; using the server this extension set up: ${executable}`);
     }
 
     this.log(`Starting ${[executable, ...server.args].join(' ')}${cwd ? ` in ${cwd}` : ''}`);
@@ -405,6 +461,107 @@ class DocBridge implements vscode.Disposable {
       } else {
         this.reportProblem({ kind: 'failed', command: server.command, message: startFailureDetail(errorMessage(error)) }, false);
       }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Setting the server up when none is found (serverSetup.ts)
+
+  /** The Doc Bridge wheel shipped in this extension's `server/` folder. */
+  private wheel(): string | undefined {
+    const folder = path.join(this.context.extensionPath, 'server');
+    try {
+      const name = bundledWheel(fs.readdirSync(folder));
+      return name === undefined ? undefined : path.join(folder, name);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private environment(): ManagedEnvironment {
+    return managedEnvironment(this.context.globalStorageUri.fsPath);
+  }
+
+  /** The server of the private environment when it was set up from the wheel this extension ships. */
+  private async managedServer(): Promise<string | undefined> {
+    const environment = this.environment();
+    if (!isExecutableFile(environment.server)) {
+      return undefined;
+    }
+    const marker = await fs.promises.readFile(environment.marker, 'utf8').catch(() => undefined);
+    const installed = installedWheel(marker);
+    const shipped = this.wheel();
+    if (installed === undefined || (shipped !== undefined && installed !== path.basename(shipped))) {
+      return undefined; // half made, or made from another version: set up again
+    }
+    return environment.server;
+  }
+
+  private offerSetup(): void {
+    this.problem = { kind: 'missing', command: DEFAULT_SERVER_COMMAND };
+    this.setStatus({ state: 'missing', command: DEFAULT_SERVER_COMMAND });
+    if (this.lastNotified === 'offer') {
+      return;
+    }
+    this.lastNotified = 'offer';
+    void vscode.window.showInformationMessage(offerMessage(), SET_UP_CHOICE, 'Open Settings').then((choice) => {
+      if (choice === SET_UP_CHOICE) {
+        void this.setUpServer();
+      } else {
+        void this.onProblemChoice(choice);
+      }
+    });
+  }
+
+  /** Creates the private environment from the shipped wheel (with a progress notification), then starts it. */
+  async setUpServer(): Promise<void> {
+    const wheel = this.wheel();
+    if (wheel === undefined) {
+      void vscode.window.showErrorMessage(
+        'Doc Bridge: this build of the extension carries no server to set up; install Doc Bridge and set docbridge.server.command.',
+      );
+      return;
+    }
+    const environment = this.environment();
+    const ok = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Doc Bridge: setting up the language server' },
+      async (progress) => {
+        try {
+          const search = await findPython(pythonCandidates(process.platform, await selectedPython()), runProcess);
+          if (search.found === undefined) {
+            this.log(`No Python ${MIN_PYTHON.join('.')}+ found: ${search.tried.join('; ') || 'none on PATH'}`);
+            void vscode.window.showErrorMessage(noPythonMessage(search.tried), 'Show Output');
+            return false;
+          }
+          const python = search.found;
+          this.log(`Setting up the server with ${python.candidate.command} (${python.version}) from ${wheel}`);
+          await setUpServer({
+            python: python.candidate,
+            environment,
+            wheel,
+            run: runProcess,
+            remove: (folder) => fs.promises.rm(folder, { recursive: true, force: true }),
+            writeFile: (file, text) => fs.promises.writeFile(file, text, 'utf8'),
+            progress: (message) => progress.report({ message }),
+            log: (message) => message.trim() !== '' && this.output.appendLine(message.trimEnd()),
+          });
+          this.log(`The server is set up: ${environment.server}`);
+          return true;
+        } catch (error) {
+          const message = error instanceof SetupError ? error.message : `Doc Bridge: setting up the server failed: ${errorMessage(error)}`;
+          this.log(message);
+          void vscode.window.showErrorMessage(message, 'Show Output').then((choice) => {
+            if (choice === 'Show Output') {
+              this.output.show();
+            }
+          });
+          return false;
+        }
+      },
+    );
+    if (ok) {
+      this.lastNotified = undefined;
+      await this.restart();
     }
   }
 
@@ -771,6 +928,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('docbridge.reindexWorkspace', () => docBridge.reindex()),
     vscode.commands.registerCommand('docbridge.showOutput', () => docBridge.showOutput()),
     vscode.commands.registerCommand('docbridge.renderDocumentation', () => docBridge.render()),
+    vscode.commands.registerCommand('docbridge.setUpServer', () => docBridge.setUpServer()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('docbridge.server')) {
         void docBridge.restart();

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 
 import { missingCommandMessage } from '../serverCommand';
+import { managedEnvironment, noPythonMessage, offerMessage } from '../serverSetup';
 import { createFakeVscode, FakeVscode, loadWithFake, Uri } from './fakeVscode';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -19,6 +20,7 @@ const OUR_COMMANDS = [
   'docbridge.reindexWorkspace',
   'docbridge.renderDocumentation',
   'docbridge.searchWorkspace',
+  'docbridge.setUpServer',
   'docbridge.showHandoff',
   'docbridge.showOutput',
 ];
@@ -39,8 +41,23 @@ async function waitFor(what: string, predicate: () => boolean, timeoutMs = 10000
   }
 }
 
-function context(): { subscriptions: Array<{ dispose(): unknown }>; extensionUri: Uri; extensionPath: string } {
-  return { subscriptions: [], extensionUri: Uri.file(ROOT), extensionPath: ROOT };
+interface Context {
+  subscriptions: Array<{ dispose(): unknown }>;
+  extensionUri: Uri;
+  extensionPath: string;
+  globalStorageUri: Uri;
+}
+
+/** The extension's context: its README from the repository; its install folder (where a build keeps the wheel
+ * it sets the server up from) and its global storage are empty folders unless a test says otherwise. */
+function context(installed?: string, storage?: string): Context {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-ext-e2e-'));
+  return {
+    subscriptions: [],
+    extensionUri: Uri.file(ROOT),
+    extensionPath: installed ?? scratch,
+    globalStorageUri: Uri.file(storage ?? path.join(scratch, 'storage')),
+  };
 }
 
 function statusText(fake: FakeVscode): string {
@@ -441,5 +458,107 @@ describe('with a running server', () => {
     const shutdowns = received('shutdown').length;
     await ext.deactivate();
     await waitFor('exit', () => received('shutdown').length > shutdowns && received('exit').length >= 2);
+  });
+});
+
+describe('no server configured or found: the extension sets one up from the wheel it ships', { skip: process.platform === 'win32' }, () => {
+  let dir: string;
+  let workspace: string;
+  let logFile: string;
+  let installed: string;
+  let storage: string;
+  let bin: string;
+  const savedPath = process.env.PATH;
+  const extensions: Extension[] = [];
+  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+
+  /** A `python3` on PATH that reports `version`, makes a "virtual environment" (a copy of itself in bin/) and
+   * "installs" the wheel by writing a docbridge-lsp beside itself that runs the fake server. */
+  function fakePython(version: string): void {
+    const server = `#!/bin/sh\nexec ${[process.execPath, FAKE_SERVER, logFile, workspace].map(quote).join(' ')}\n`;
+    const script = [
+      '#!/bin/sh',
+      'PATH=/usr/bin:/bin',
+      'case "$1 $2" in',
+      `  "-c "*) echo ${version} ;;`,
+      '  "-m venv") mkdir -p "$3/bin" && cp "$0" "$3/bin/python" ;;',
+      `  "-m pip") printf %s ${quote(server)} > "$(dirname "$0")/docbridge-lsp" && chmod +x "$(dirname "$0")/docbridge-lsp" && echo "pip install $6" ;;`,
+      '  *) exit 3 ;;',
+      'esac',
+    ].join('\n');
+    fs.writeFileSync(path.join(bin, 'python3'), script + '\n', { mode: 0o755 });
+  }
+
+  function activate(answer: string | undefined): FakeVscode {
+    const fake = createFakeVscode(MANIFEST);
+    fake.api.workspace.workspaceFolders = [{ uri: Uri.file(workspace), name: 'ws', index: 0 }];
+    fake.api.workspace.isTrusted = true;
+    fake.answer = (message) => (answer !== undefined && message.items.includes(answer) ? answer : undefined);
+    const ext = loadWithFake<Extension>(BUNDLE, fake);
+    extensions.push(ext);
+    ext.activate(context(installed, storage));
+    return fake;
+  }
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-setup-e2e-'));
+    workspace = path.join(dir, 'ws');
+    fs.mkdirSync(workspace);
+    logFile = path.join(dir, 'server.log');
+    installed = path.join(dir, 'extension');
+    fs.mkdirSync(path.join(installed, 'server'), { recursive: true });
+    fs.writeFileSync(path.join(installed, 'server', 'docbridge-0.1.0-py3-none-any.whl'), 'a wheel');
+    storage = path.join(dir, 'storage');
+    bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    process.env.PATH = bin;
+  });
+  after(async () => {
+    process.env.PATH = savedPath;
+    for (const ext of extensions) {
+      await ext.deactivate();
+    }
+    await removeDir(dir);
+  });
+
+  test('with no Python 3.11 or newer, the set-up says which Pythons it found', async () => {
+    fakePython('3.9.2');
+    const fake = activate('Set Up');
+    await waitFor('the no-Python error', () => fake.messages.some((m) => m.severity === 'error'));
+    assert.deepEqual(fake.messages[0], { severity: 'info', message: offerMessage(), items: ['Set Up', 'Open Settings'] });
+    assert.equal(fake.messages[1].message, noPythonMessage(['python3: 3.9.2']));
+    assert.equal(statusText(fake), '$(warning) Doc Bridge: server not found');
+    assert.equal(fs.existsSync(managedEnvironment(storage).server), false);
+    await extensions.pop()?.deactivate();
+  });
+
+  test('declined, nothing is installed; accepted, the server is set up and started with no setting', async () => {
+    fakePython('3.12.4');
+    const declined = activate(undefined);
+    await waitFor('the offer', () => declined.messages.length > 0);
+    await sleep(200);
+    assert.deepEqual(declined.messages, [{ severity: 'info', message: offerMessage(), items: ['Set Up', 'Open Settings'] }]);
+    assert.equal(fs.existsSync(managedEnvironment(storage).root), false);
+    await extensions.pop()?.deactivate();
+
+    const fake = activate('Set Up');
+    await waitFor('the ready status', () => statusText(fake) === '$(book) Doc Bridge: 2 findings').catch((error) => {
+      throw new Error(`${error.message}; status ${statusText(fake)}; output:\n${fake.output.join('')}`);
+    });
+    const environment = managedEnvironment(storage);
+    assert.deepEqual(JSON.parse(fs.readFileSync(environment.marker, 'utf8')), { wheel: 'docbridge-0.1.0-py3-none-any.whl' });
+    const output = fake.output.join('');
+    assert.match(output, /Setting up the server with python3 \(3\.12\.4\)/);
+    assert.match(output, new RegExp(`pip install ${path.join(installed, 'server', 'docbridge-0.1.0-py3-none-any.whl').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.ok(output.includes(`using the server this extension set up: ${environment.server}`), output);
+    assert.deepEqual(fake.messages.map((m) => m.message), [offerMessage()]);
+    await extensions.pop()?.deactivate();
+
+    // the next start (a window reload) uses it at once, and asks nothing
+    fs.rmSync(path.join(bin, 'python3'));
+    const again = activate(undefined);
+    await waitFor('the ready status', () => statusText(again) === '$(book) Doc Bridge: 2 findings');
+    assert.deepEqual(again.messages, []);
+    await extensions.pop()?.deactivate();
   });
 });

@@ -64,6 +64,7 @@ const CONTRACT_COMMANDS: Record<string, string> = {
   'docbridge.reindexWorkspace': 'Doc Bridge: Reindex',
   'docbridge.showOutput': 'Doc Bridge: Show Output',
   'docbridge.renderDocumentation': 'Doc Bridge: Render Documentation',
+  'docbridge.setUpServer': 'Doc Bridge: Set Up the Language Server',
 };
 
 function properties(): Record<string, any> {
