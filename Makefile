@@ -80,7 +80,8 @@ test-vscode-real-install: setup
 test-vscode-real-ui: setup wheel
 	cd editors/vscode && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd editors/vscode && npm run --silent package
-	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py
+	DOCBRIDGE_VSCODE_REAL_DIR=$(VSCODE_REAL) $(BIN)/python -m pytest -q -m vscode_real tests/test_vscode_real.py \
+	  tests/test_vscode_real_setup.py
 
 # Retrieval suites on real repositories (bench/real/README.md): not part of `make test`. Each suite runs when
 # its checkout is in $(REAL_REPOS)/<suite> at the pinned commit; the others are named as missing.

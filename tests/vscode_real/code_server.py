@@ -75,15 +75,17 @@ def write_settings(run_dir: Path, user: dict[str, object], machine: dict[str, ob
 
 
 @contextlib.contextmanager
-def running(scratch: Path, run_dir: Path, folder: Path, timeout: float = 90) -> Iterator[CodeServer]:
+def running(scratch: Path, run_dir: Path, folder: Path, timeout: float = 90,
+            environment: dict[str, str] | None = None) -> Iterator[CodeServer]:
+    """code-server on `folder`; `environment` is set over the run folder's own (a PATH of the test's, say)."""
     port = free_port()
     _write_config(run_dir, port)
     log = (run_dir / "code-server.log").open("wb")
     process = subprocess.Popen(
         [*_command(scratch, run_dir), "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
          "--disable-getting-started-override", "--ignore-last-opened", str(folder)],
-        env=_environment(scratch, run_dir), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True)  # its own process group, stopped below by the group id
+        env={**_environment(scratch, run_dir), **(environment or {})}, stdout=log, stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL, start_new_session=True)  # its own process group, stopped below by the group id
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + timeout

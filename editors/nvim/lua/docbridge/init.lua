@@ -1,6 +1,6 @@
 -- Doc Bridge for Neovim: starts the Doc Bridge language server (`docbridge-lsp`) for Markdown and
 -- JavaScript/TypeScript buffers and adds :DocBridgeSearch, :DocBridgeHandoff, :DocBridgeReindex and
--- :DocBridgeDoctor.
+-- :DocBridgeDoctor; :DocBridgeInstall sets the server up in a private environment.
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client + vim.lsp.buf_attach_client) and on newer versions
 -- (vim.lsp.start). See :help docbridge.
@@ -22,6 +22,7 @@ local defaults = {
   capabilities = nil,
   autostart = true,
   search_limit = 50,
+  install_source = nil, -- what :DocBridgeInstall installs (default: the checkout this plugin is part of)
 }
 
 M.config = vim.deepcopy(defaults)
@@ -183,7 +184,7 @@ local function client_config(root)
   local settings = normalize_settings(config.settings)
   return {
     name = NAME,
-    cmd = config.cmd,
+    cmd = M.server_cmd() or config.cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
     settings = settings,
@@ -202,25 +203,168 @@ local function client_config(root)
   }
 end
 
-local function cmd_executable()
+-- ------------------------------------------------------------------------------------------ the server
+
+local is_windows = vim.fn.has("win32") == 1
+
+--- Where :DocBridgeInstall keeps its private environment (under Neovim's data folder).
+function M.install_dir()
+  return vim.fn.stdpath("data") .. "/docbridge/venv"
+end
+
+--- The server of that environment (whether or not it exists).
+function M.installed_server()
+  return M.install_dir() .. (is_windows and "/Scripts/docbridge-lsp.exe" or "/bin/docbridge-lsp")
+end
+
+--- The Doc Bridge checkout this plugin is part of (the plugin is its editors/nvim folder), if it is one.
+function M.default_source()
+  local this = debug.getinfo(1, "S").source:gsub("^@", "")
+  local repository = vim.fn.fnamemodify(this, ":p:h:h:h:h:h")
+  if exists(repository .. "/pyproject.toml") and exists(repository .. "/lsp") then
+    return repository
+  end
+  return nil
+end
+
+--- The command that starts the server: the configured one; when none was configured and `docbridge-lsp` is not
+--- on PATH, the one :DocBridgeInstall set up.
+function M.server_cmd()
   local cmd = M.config.cmd
   local program = type(cmd) == "table" and cmd[1] or nil
-  if type(program) ~= "string" or vim.fn.executable(program) ~= 1 then
-    if not warned_cmd then
-      warned_cmd = true
-      notify(
-        string.format(
-          "the language server command %s is not executable. Install the Doc Bridge Python package so that "
-            .. "`docbridge-lsp` is on your PATH, or pass the absolute path: "
-            .. "require('docbridge').setup({ cmd = { '/path/to/.venv/bin/docbridge-lsp' } })",
-          vim.inspect(program)
-        ),
-        vim.log.levels.ERROR
-      )
-    end
-    return false
+  if type(program) == "string" and vim.fn.executable(program) == 1 then
+    return cmd
   end
-  return true
+  if not M.config.cmd_given and vim.fn.executable(M.installed_server()) == 1 then
+    return { M.installed_server() }
+  end
+  return nil
+end
+
+local function cmd_executable()
+  if M.server_cmd() ~= nil then
+    return true
+  end
+  if not warned_cmd then
+    warned_cmd = true
+    local program = type(M.config.cmd) == "table" and M.config.cmd[1] or nil
+    notify(
+      string.format(
+        "the language server command %s is not executable. Run :DocBridgeInstall to set it up in a private "
+          .. "environment, install the Doc Bridge Python package so that `docbridge-lsp` is on your PATH, or pass "
+          .. "the absolute path: require('docbridge').setup({ cmd = { '/path/to/.venv/bin/docbridge-lsp' } })",
+        vim.inspect(program)
+      ),
+      vim.log.levels.ERROR
+    )
+  end
+  return false
+end
+
+local PYTHONS = { "python3.14", "python3.13", "python3.12", "python3.11", "python3", "python" }
+local VERSION_PROBE = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
+
+--- The first Python 3.11 or newer on PATH, and what the others turned out to be.
+function M.find_python()
+  local tried = {}
+  for _, name in ipairs(is_windows and { "py", "python", "python3" } or PYTHONS) do
+    if vim.fn.executable(name) == 1 then
+      local argv = name == "py" and { name, "-3", "-c", VERSION_PROBE } or { name, "-c", VERSION_PROBE }
+      local out = vim.fn.system(argv)
+      local major, minor = out:match("^(%d+)%.(%d+)%.%d+%s*$")
+      if vim.v.shell_error == 0 and major then
+        if tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 11) then
+          return argv[1] == "py" and { "py", "-3" } or { name }, vim.trim(out), tried
+        end
+        table.insert(tried, name .. ": " .. vim.trim(out))
+      end
+    end
+  end
+  return nil, nil, tried
+end
+
+--- Runs `argv`; `done(code, output)` when it ends. With `wait`, blocks until then (a build step, a script).
+local function run(argv, wait, done)
+  if wait then
+    local output = vim.fn.system(argv)
+    done(vim.v.shell_error, output)
+    return
+  end
+  local output = {}
+  local function collect(_, data)
+    for _, line in ipairs(data or {}) do
+      if line ~= "" then
+        table.insert(output, line)
+      end
+    end
+  end
+  local job = vim.fn.jobstart(argv, {
+    on_stdout = collect,
+    on_stderr = collect,
+    on_exit = function(_, code)
+      done(code, table.concat(output, "\n"))
+    end,
+  })
+  if job <= 0 then
+    done(-1, "could not start " .. argv[1])
+  end
+end
+
+local function last_lines(text, count)
+  local lines = vim.split(vim.trim(text or ""), "\n", { plain = true, trimempty = true })
+  return table.concat(vim.list_slice(lines, math.max(1, #lines - count + 1)), " ")
+end
+
+--- Set the server up in a private environment (M.install_dir()): a Python 3.11+ found on PATH makes it, and pip
+--- installs Doc Bridge into it from `opts.source` (a checkout, a wheel or a requirement; default: the checkout
+--- this plugin belongs to) with its dependencies. `opts.wait` blocks until done (lazy.nvim's `build`);
+--- `opts.on_done(ok, message)` is called at the end. Buffers already open are attached once it is done.
+function M.install(opts)
+  opts = opts or {}
+  local function finish(ok, message)
+    notify(message, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    if ok then
+      warned_cmd = false
+      M.attach_open_buffers()
+    end
+    if opts.on_done then
+      opts.on_done(ok, message)
+    end
+    return ok
+  end
+  local source = opts.source or M.config.install_source or M.default_source()
+  if source == nil then
+    return finish(false, "no source to install from: pass one, :DocBridgeInstall /path/to/doc-bridge (a checkout "
+      .. "or a wheel)")
+  end
+  local python, version, tried = M.find_python()
+  if python == nil then
+    local found = #tried > 0 and (" Found: " .. table.concat(tried, "; ") .. ".") or " None was found on PATH."
+    return finish(false, "setting up the language server needs Python 3.11 or newer." .. found)
+  end
+  local dir = M.install_dir()
+  vim.fn.delete(dir, "rf")
+  vim.fn.mkdir(vim.fn.fnamemodify(dir, ":h"), "p")
+  notify(string.format("setting up the language server with %s (%s) from %s…", python[1], version, source),
+    vim.log.levels.INFO)
+  local venv = vim.list_extend(vim.deepcopy(python), { "-m", "venv", dir })
+  local result
+  run(venv, opts.wait, function(code, output)
+    if code ~= 0 then
+      result = finish(false, "creating a Python environment failed: " .. last_lines(output, 3))
+      return
+    end
+    local pip = dir .. (is_windows and "/Scripts/python.exe" or "/bin/python")
+    local install = { pip, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", source }
+    run(install, opts.wait, function(pip_code, pip_output)
+      if pip_code ~= 0 or vim.fn.executable(M.installed_server()) ~= 1 then
+        result = finish(false, "installing the language server failed: " .. last_lines(pip_output, 3))
+      else
+        result = finish(true, "the language server is set up: " .. M.installed_server())
+      end
+    end)
+  end)
+  return result
 end
 
 --- Whether a buffer is a file Doc Bridge should look at.
@@ -668,14 +812,41 @@ local function create_commands()
   api.nvim_create_user_command("DocBridgeDoctor", function()
     M.doctor(true)
   end, { nargs = 0, desc = "Doc Bridge: grade the documentation and show the report" })
+  api.nvim_create_user_command("DocBridgeInstall", function(args)
+    M.install({ source = args.args ~= "" and vim.fn.expand(args.args) or nil, wait = args.bang })
+  end, {
+    nargs = "?",
+    bang = true,
+    complete = "file",
+    desc = "Doc Bridge: set the language server up in a private environment (! waits until it is done)",
+  })
   api.nvim_create_user_command("DocBridgeRename", function(args)
     M.rename_file(args.args)
   end, { nargs = 1, complete = "file", desc = "Doc Bridge: move this file and update every link to it" })
 end
 
+--- Attach every loaded buffer Doc Bridge serves (after setup, and once :DocBridgeInstall is done).
+function M.attach_open_buffers()
+  if not M.config.set_up or not M.config.autostart then
+    return
+  end
+  local wanted = {}
+  for _, ft in ipairs(M.config.filetypes) do
+    wanted[ft] = true
+  end
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    local mdx = wanted.mdx and api.nvim_buf_get_name(bufnr):sub(-4) == ".mdx"
+    if api.nvim_buf_is_loaded(bufnr) and (wanted[vim.bo[bufnr].filetype] or mdx) then
+      M.attach(bufnr)
+    end
+  end
+end
+
 function M.setup(opts)
   opts = opts or {}
   M.config = vim.tbl_extend("force", vim.deepcopy(defaults), opts)
+  M.config.cmd_given = opts.cmd ~= nil
+  M.config.set_up = true
   if type(M.config.cmd) == "string" then
     M.config.cmd = { M.config.cmd }
   end
@@ -711,13 +882,7 @@ function M.setup(opts)
     desc = "Doc Bridge: attach to MDX pages that have no filetype",
   })
 
-  -- buffers already open when setup runs
-  for _, bufnr in ipairs(api.nvim_list_bufs()) do
-    local mdx = wanted.mdx and api.nvim_buf_get_name(bufnr):sub(-4) == ".mdx"
-    if api.nvim_buf_is_loaded(bufnr) and (wanted[vim.bo[bufnr].filetype] or mdx) then
-      M.attach(bufnr)
-    end
-  end
+  M.attach_open_buffers() -- buffers already open when setup runs
   return M
 end
 

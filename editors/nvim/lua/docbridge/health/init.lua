@@ -23,13 +23,14 @@ function M.check()
   else
     h.error("Neovim 0.7 or newer is required")
   end
-  local cmd = docbridge.config.cmd or {}
-  local program = cmd[1]
-  if type(program) == "string" and vim.fn.executable(program) == 1 then
-    h.ok("server command: " .. table.concat(cmd, " ") .. " (" .. vim.fn.exepath(program) .. ")")
+  local cmd = docbridge.server_cmd()
+  if cmd ~= nil then
+    h.ok("server command: " .. table.concat(cmd, " ") .. " (" .. vim.fn.exepath(cmd[1]) .. ")")
   else
+    local program = (docbridge.config.cmd or {})[1]
     h.error("the server command " .. vim.inspect(program) .. " is not executable", {
-      "Install the Doc Bridge Python package (pip install -e . in the repository) so that docbridge-lsp is on PATH",
+      "Run :DocBridgeInstall to set it up in a private environment (" .. docbridge.install_dir() .. ")",
+      "or install the Doc Bridge Python package so that docbridge-lsp is on PATH",
       "or call require('docbridge').setup({ cmd = { '/abs/path/.venv/bin/docbridge-lsp' } })",
     })
   end
