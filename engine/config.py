@@ -452,7 +452,10 @@ def _without_comments(raw: Any) -> Any:
 def parse_config(raw: Any) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{CONFIG_FILE}: the top level must be a JSON object.")
-    raw = _without_comments(raw)
+    try:
+        raw = _without_comments(raw)
+    except RecursionError as exc:
+        raise ConfigError(f"{CONFIG_FILE}: it nests too deeply to be read.") from exc
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:

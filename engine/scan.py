@@ -169,6 +169,8 @@ def follow_parent(parent: int) -> None:
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
+    from engine.discovery.typescript import forget_grammars
+    forget_grammars()  # a forked worker never parses with the parent's tree-sitter objects
     threading.Thread(target=_watch_parent, args=(parent,), name="docbridge-parent-watchdog", daemon=True).start()
 
 

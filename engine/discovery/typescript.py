@@ -61,6 +61,12 @@ class _Grammar:
 _GRAMMARS: dict[str, _Grammar] = {}
 
 
+def forget_grammars() -> None:
+    """Drop the parsers and queries made so far: a process forked from one that parsed builds its own instead of
+    using copies of the parent's native objects (a scan worker's initializer calls it)."""
+    _GRAMMARS.clear()
+
+
 def _grammar(path: str) -> _Grammar:
     name = "ts" if path.endswith((".ts", ".mts", ".cts")) and not path.endswith(".d.tsx") else "tsx"
     grammar = _GRAMMARS.get(name)
