@@ -940,8 +940,9 @@ def _inline_facts(inline: Any, children: list[Any], starts: list[int], bases: li
                 continue
             code = " ".join(child.content.split())
             if code:
-                sentence = max(inline.content.rfind(". ", 0, src[0]), inline.content.rfind("\n\n", 0, src[0]),
-                               src[0] - ELSEWHERE_WINDOW, 0)
+                window = max(src[0] - ELSEWHERE_WINDOW, 0)  # searched only as far back as it counts (linear)
+                sentence = max(inline.content.rfind(". ", window, src[0]),
+                               inline.content.rfind("\n\n", window, src[0]), window)
                 literal = bool(_LITERAL_LEAD.search(inline.content, max(0, src[0] - 40), src[0]))
                 elsewhere = ([m.group(1) for m in _ELSEWHERE.finditer(inline.content, sentence, src[0])]
                              if "repo" in inline.content[sentence:src[0]].lower() else [])
