@@ -23,7 +23,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from engine.config import CONFIG_FILE, Config, ConfigError, load_config
+from engine.config import Config, ConfigError, load_config
+from engine.ide.files import needs_rescan
 from engine.scan import scan_state
 from engine.state import ModelState
 from engine.transitions import Change, apply_changes
@@ -31,7 +32,6 @@ from engine.workspace import Workspace
 
 log = logging.getLogger("docbridge.mcp")
 
-RESCAN_NAMES = frozenset({CONFIG_FILE, ".gitignore"})
 Reporter = Callable[[float, float | None, str], Awaitable[None]]
 
 
@@ -213,7 +213,7 @@ class LiveWorkspace:
             return None
         if not relative or relative == ".":
             return None
-        if relative in RESCAN_NAMES or relative.endswith("/.gitignore"):
+        if needs_rescan(relative):
             return relative
         state = self.state
         rules = state.universe.rules if state is not None else None
@@ -225,7 +225,7 @@ class LiveWorkspace:
         """Apply one batch of changed paths (in arrival order with the batches before it)."""
         if not paths:
             return
-        if any(p in RESCAN_NAMES or p.endswith("/.gitignore") for p in paths):
+        if any(needs_rescan(p) for p in paths):
             self._rescan_requested.set()
         if self.scanning or self.workspace is None:
             for path in paths:

@@ -415,3 +415,31 @@ async def test_home_and_filesystem_root_are_refused(tmp_path: Path) -> None:
         symbols = await s.client.text_document_document_symbol_async(T.DocumentSymbolParams(
             text_document=T.TextDocumentIdentifier(uri=notes.as_uri())))
         assert [sym.name for sym in symbols] == ["Title"]
+
+
+async def test_the_ignore_file_of_a_folder_never_walked_rescans_nothing(tmp_path: Path) -> None:
+    """`.docbridge/.gitignore` is written with the folder (it keeps the caches out of git): the editor's watcher
+    reports it, and it must not rescan; a repository's own `.gitignore` does."""
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+
+    def scanning() -> int:
+        return sum(1 for status in s.statuses
+                   if (status["state"] if isinstance(status, dict) else status.state) == "scanning")
+
+    async with session(root) as s:
+        assert (root / ".docbridge" / ".gitignore").is_file()
+        before = scanning()
+        s.watched((root / ".docbridge" / ".gitignore", T.FileChangeType.Created),
+                  (root / "node_modules" / "left-pad" / ".gitignore", T.FileChangeType.Changed))
+        # an edit sent after the events: once its diagnostics are out, the events were handled before it
+        s.open(architecture)
+        text = architecture.read_text(encoding="utf-8")
+        s.replace_all(architecture, text + "\nSee [the runbook](./runbook-v9.md).\n")
+        last = len(text.split("\n"))
+        await s.until(lambda: ("LINK_BROKEN", last) in s.codes(architecture))
+        assert scanning() == before
+        with (root / ".gitignore").open("a", encoding="utf-8") as ignore:
+            ignore.write("drafts/\n")
+        s.watched((root / ".gitignore", T.FileChangeType.Changed))
+        await s.until(lambda: scanning() > before)

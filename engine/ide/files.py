@@ -39,8 +39,12 @@ def not_analyzed_notice(state: ModelState, path: str) -> tuple[str, str] | None:
 
 
 def needs_rescan(path: str) -> bool:
-    """A change to the configuration or to ignore rules changes what every file means: scan again."""
-    return path == CONFIG_FILE or path.rsplit("/", 1)[-1] == ".gitignore"
+    """A change to the configuration or to ignore rules changes what every file means: scan again. The ignore
+    file of a folder that is never walked (`.docbridge/.gitignore`, written with the folder) changes nothing."""
+    parts = path.split("/")
+    if any(part in DEFAULT_EXCLUDED_DIRS for part in parts[:-1]):
+        return False
+    return path == CONFIG_FILE or parts[-1] == ".gitignore"
 
 
 def matters(path: str, created_or_deleted: bool) -> bool:
