@@ -56,7 +56,7 @@ _FILE_ROLE = re.compile(r"\.(?P<kind>test|spec|e2e|test-d|spec-d|bench|stories|s
 _FILE_KIND_ROLES = {"test": TEST, "spec": TEST, "e2e": TEST, "test-d": TEST, "spec-d": TEST, "bench": SCRIPT,
                     "stories": DEMO, "story": DEMO}
 # `template.md`, `PULL_REQUEST_TEMPLATE.md`, `_template.mdx`: a form to fill in, not documentation
-_TEMPLATE_FILE = re.compile(r"^(?:_?template|[\w-]*_template)\.(?:md|mdx|markdown)$", re.I)
+TEMPLATE_FILE = re.compile(r"^(?:_?template|[\w-]*_template)\.(?:md|mdx|markdown)$", re.I)
 # `snapshot.md`, `api.snap.md`, `output.snap`: what a test run writes and compares
 _SNAPSHOT_FILE = re.compile(r"^(?:snapshots?|[\w.-]+\.snap)(?:\.(?:md|mdx|js|ts|json))?$", re.I)
 # folders that hold tests when they sit at the repository's root (inside a package they may be library code)
@@ -124,7 +124,7 @@ def path_role(path: str) -> tuple[str, str] | None:
             return role, f"folder `{part}`"
     if len(parts) > 1 and parts[0].lower() in ROOT_TEST_FOLDERS:
         return TEST, f"folder `{parts[0]}`"
-    if _TEMPLATE_FILE.match(parts[-1]):
+    if TEMPLATE_FILE.match(parts[-1]):
         return TEMPLATE, f"file name `{parts[-1]}`"
     if _SNAPSHOT_FILE.match(parts[-1]):
         return GENERATED, f"file name `{parts[-1]}`"

@@ -25,6 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.discovery.roles import TEMPLATE_FILE
 from engine.enrich.overlay import EMPTY_OVERLAY_HASH
 from engine.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
 from engine.hashing import canonical_hash
@@ -45,7 +46,7 @@ from engine.model import (
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
 
-PROJECTION_VERSION = 4
+PROJECTION_VERSION = 5
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -416,10 +417,12 @@ def _peripheral_dir(name: str) -> bool:
 
 
 def is_peripheral(path: str) -> bool:
-    """Under a test, fixture, example or playground directory, or a test file."""
+    """Under a test, fixture, example or playground directory, a test file, or a form to fill in (a pull
+    request or issue template answers no question: it asks them)."""
     parts = path.split("/")
     return any(_peripheral_dir(part) for part in parts[:-1]) or any(m in parts[-1] for m in _PERIPHERAL_FILES) \
-        or _peripheral_dir(parts[-1])
+        or _peripheral_dir(parts[-1]) or TEMPLATE_FILE.match(parts[-1]) is not None \
+        or any(part.lower() == "issue_template" for part in parts[:-1])
 
 
 def initials(name: str) -> list[str]:

@@ -598,7 +598,7 @@ class Retriever:
         if entry.variants:
             scale(1 + min(0.3, 0.1 * entry.variants), f"the canonical copy of a page with {entry.variants} variants")
         if entry.surface == "peripheral" and not shape.peripheral:
-            scale(0.5, "under a test, fixture, example or playground directory")
+            scale(0.5, "under a test, fixture, example or playground directory, or a form to fill in")
         return prior
 
     def _identity(self, components: dict[str, float], entry: Entry, index: int, shape: _QueryShape,
