@@ -757,10 +757,20 @@ def query_reference(words: list[str], projection: Any, config: Any) -> str:
     if kind == "package" and any(r.id == ident for r in config.ownership):
         return ident  # the original's package records are the ownership records
     if kind == "ownership":
-        if not any(r.id == ident for r in config.ownership):
+        # by ownership id, or by path or alias as the original answers (`query ownership src/query`): the
+        # record whose path it is, else whatever the path or alias names
+        if any(r.id == ident for r in config.ownership):
+            return ident
+        path = ident.strip().removeprefix("./").rstrip("/")
+        for record in config.ownership:
+            if record.path.rstrip("/") == path:
+                return record.id
+        try:
+            return resolve_ref(projection, ident).id
+        except UnknownReference as exc:
             known = ", ".join(sorted(r.id for r in config.ownership)) or "none"
-            raise UsageError(f'Unknown ownership id "{ident}". Known: {known}. Try `docbridge list packages`.')
-        return ident
+            raise UsageError(f'"{ident}" is no ownership id, path or alias here. Ownership ids: {known}. Try '
+                             f'`docbridge list packages`.') from exc
     if kind in ("intent", "change"):
         ref = ident if ident.startswith(f"{kind}:") else f"{kind}:{ident}"
         if ref not in projection.by_id:

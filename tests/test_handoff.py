@@ -263,3 +263,16 @@ def test_follow_up_commands_name_the_root_unless_it_is_the_working_directory(acm
         followed = docbridge(*words[1:], cwd=acme_root.parent)
         assert followed.returncode == 0, followed.stderr
         assert "startHere" in json.loads(followed.stdout)
+
+
+def test_query_ownership_takes_a_path_as_the_original_does(acme_root: Path) -> None:
+    by_id = docbridge_json("query", "acme-billing", "--root", str(acme_root), "--agent")
+    by_path = docbridge_json("query", "ownership", "src/billing", "--root", str(acme_root), "--agent")
+    assert by_path == by_id and by_path["startHere"] == "docs/for-agents/billing.md"
+    assert docbridge_json("query", "ownership", "./src/billing/", "--root", str(acme_root), "--agent") == by_id
+    # a path inside no record's folder is handed off as what it is (a module here)
+    module = docbridge_json("query", "ownership", "src/billing/tax.ts", "--root", str(acme_root), "--agent")
+    assert module == docbridge_json("query", "src/billing/tax.ts", "--root", str(acme_root), "--agent")
+    unknown = docbridge("query", "ownership", "nothing-here", "--root", str(acme_root), "--agent")
+    assert unknown.returncode == 2 and "no ownership id, path or alias" in unknown.stderr
+    assert "acme-billing" in unknown.stderr
