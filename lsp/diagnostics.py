@@ -111,10 +111,10 @@ def _too_large(state: ModelState, path: str, server: DocBridgeServer, folder: Fo
             "message": message}
 
 
-def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
-                     findings: list[Finding] | tuple[Finding, ...], force: bool = True) -> int:
-    """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
-    uri = server.convert.uri(folder, path)
+def file_diagnostics(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
+                     findings: list[Finding] | tuple[Finding, ...]) -> list[dict[str, Any]]:
+    """One file's diagnostics as JSON (it reads only `state`, the settings and the buffers: it may run in a
+    worker thread)."""
     diagnostics: list[dict[str, Any]] = []
     if server.settings.diagnostics_enabled:
         if findings:
@@ -129,6 +129,13 @@ def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState,
         from lsp.proposals import to_diagnostic as proposal_diagnostic
         for hint in pending_hints(state, path):  # pending enrichment proposals citing this file
             diagnostics.append(server.protocol.to_json(proposal_diagnostic(server, folder, state, path, hint)))
+    return diagnostics
+
+
+def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str, diagnostics: list[dict[str, Any]],
+                     force: bool = True) -> int:
+    """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
+    uri = server.convert.uri(folder, path)
     signature = _signature(diagnostics)
     last = folder.published.get(uri)
     if not force and (last[1] if last else ()) == signature and (signature or last is None):
@@ -145,6 +152,24 @@ def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState,
     return 1
 
 
+def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
+                     findings: list[Finding] | tuple[Finding, ...], force: bool = True) -> int:
+    """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
+    return send_diagnostics(server, folder, path, file_diagnostics(server, folder, state, path, findings), force)
+
+
+def _paths_to_publish(state: ModelState, index: Any, force: frozenset[str], since: Any,
+                      also: frozenset[str]) -> list[str]:
+    """The files whose diagnostics to send: findings changed since the index `since` (None: every file), `force`,
+    and `also` (files last sent, or last sent with a notice), given as copies so that this may run off the loop."""
+    paths = index.changed_since(since)
+    paths |= force | also
+    # a file's "not analyzed" notice comes and goes with its skip reason, not with its findings: look again at
+    # files now beyond a budget and at those last sent with a notice
+    paths |= {path for path, reason in state.skipped.items() if reason in NOT_ANALYZED}
+    return sorted((p for p in paths if p is not None), key=str)
+
+
 def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: frozenset[str] = frozenset(),
             everything: bool = False) -> int:
     """Publish the diagnostics whose findings changed since the last publish (all of them with
@@ -153,16 +178,10 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     if state is None:
         return 0
     index = index if index is not None else state.findings_index()
-    paths = index.changed_since(None if everything else folder.published_index)
-    if everything:
-        paths |= {path for path, _ in folder.published.values()}
-    paths |= set(force)
-    # a file's "not analyzed" notice comes and goes with its skip reason, not with its findings: look again at
-    # files now beyond a budget and at those last sent with a notice
-    paths |= {path for path, reason in state.skipped.items() if reason in NOT_ANALYZED}
-    paths |= folder.noticed
+    also = frozenset(folder.noticed) | (frozenset(path for path, _ in folder.published.values()) if everything
+                                        else frozenset())
     sent = 0
-    for path in sorted((p for p in paths if p is not None), key=str):
+    for path in _paths_to_publish(state, index, force, None if everything else folder.published_index, also):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)
     folder.published_index = index
     _report_total(server, folder, index)
@@ -220,9 +239,22 @@ def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = fr
 async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: ModelState, forced: frozenset[str]) -> None:
     folder.deriving = True
     try:
-        index = await asyncio.to_thread(state.findings_index)
+        since, noticed = folder.published_index, frozenset(folder.noticed)
+
+        def prepare() -> tuple[Any, list[tuple[str, list[dict[str, Any]]]]]:
+            # the findings and their diagnostics' JSON, off the loop (a large document's thousands of findings
+            # took the loop most of a second to convert); only sending is left to the loop
+            index = state.findings_index()
+            paths = _paths_to_publish(state, index, forced, since, noticed)
+            return index, [(path, file_diagnostics(server, folder, state, path, index.by_path.get(path, ())))
+                           for path in paths]
+
+        index, prepared = await asyncio.to_thread(prepare)
         if folder.state is state:  # else a newer state has scheduled its own
-            publish(server, folder, index, force=forced)
+            for path, diagnostics in prepared:
+                send_diagnostics(server, folder, path, diagnostics, path in forced)
+            folder.published_index = index
+            _report_total(server, folder, index)
         elif forced:
             folder.forced |= forced
     except Exception:
