@@ -164,3 +164,13 @@ def test_the_pre_commit_hook_runs_check_on_the_project(machine: Machine) -> None
     assert "Doc Bridge check" in ran.stdout, ran.stdout + ran.stderr
     assert ran.returncode == expected, ran.stdout + ran.stderr
     assert ("Passed" if expected == 0 else "Failed") in ran.stdout
+
+
+def test_upgrade_and_an_extra_as_the_section_says(machine: Machine) -> None:
+    upgraded = machine.run("pipx", "upgrade", "docbridge", cwd=machine.work)
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    extra = machine.run("pipx", "install", "--force", "./doc-bridge[mcp]", cwd=machine.work)
+    assert extra.returncode == 0, extra.stdout + extra.stderr
+    python = machine.home / ".local" / "share" / "pipx" / "venvs" / "docbridge" / "bin" / "python"
+    imported = machine.run(str(python), "-c", "import mcp, watchfiles")  # what `docbridge mcp` needs
+    assert imported.returncode == 0, imported.stderr
