@@ -243,7 +243,10 @@ def test_a_change_route_focuses_the_agent_payload(acme_root: Path) -> None:
     assert payload["matches"][0] == {"type": "change", "id": "change:tax-rules", "path": "src/billing/tax.ts",
                                      "summary": "Change how sales tax is calculated"}
     assert {m["type"] for m in payload["matches"]} == {"change"}
-    assert payload["nextCommands"] == [f"docbridge query change:tax-rules --agent --root {acme_root}"]
+    (command,) = payload["nextCommands"]
+    assert command.startswith("docbridge query change:tax-rules --agent --root ")
+    # the root as this working directory reaches it (relative when near, else absolute)
+    assert (Path.cwd() / command.split(" --root ", 1)[1]).resolve() == acme_root.resolve()
     # without a change intent the route does not crowd an ordinary question
     question = docbridge_json("search", "how is sales tax calculated", "--root", str(acme_root), "--agent",
                               "--context-budget", "200")
