@@ -172,7 +172,6 @@ def _folder_patterns(folders: Counter[str]) -> list[tuple[str, int, int]]:
 def _groups(universe: Any) -> tuple[dict[str, int], list[RoleGroup]]:
     counts: Counter[str] = Counter()
     folders: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # (role, kind of reason) -> folder -> files
-    reasons: dict[tuple[str, str], str] = {}
     loose: Counter[tuple[str, str]] = Counter()  # (role, reason) of files that decided their role themselves
     for path in sorted(universe.modules.keys()):
         role, reason = universe.role_of(path)
@@ -183,16 +182,11 @@ def _groups(universe: Any) -> tuple[dict[str, int], list[RoleGroup]]:
         if folder is None:
             loose[(role, _loose_reason(reason))] += 1
             continue
-        kind = "folder name" if reason.startswith("folder `") else reason
+        # folders named for their role are grouped together; a site's or a package's folder keeps its reason
+        kind = "the folder's name" if reason.startswith("folder `") else reason
         folders[(role, kind)][folder] += 1
-        reasons.setdefault((role, kind), reason)
-    groups: list[RoleGroup] = []
-    for (role, kind), found in folders.items():
-        for where, files, count in _folder_patterns(found):
-            reason = reasons[(role, kind)] if count == 1 and kind != "folder name" else kind
-            if kind == "folder name":
-                reason = "the folder's name"
-            groups.append(RoleGroup(role, where, reason, files, count))
+    groups = [RoleGroup(role, where, kind, files, count)
+              for (role, kind), found in folders.items() for where, files, count in _folder_patterns(found)]
     for (role, reason), files in loose.items():
         groups.append(RoleGroup(role, "files", reason, files, 0))
     groups.sort(key=lambda g: (ROLES.index(g.role), -g.files, g.where))

@@ -35,6 +35,19 @@ def user_settings(directory: Path, settings: dict[str, Any]) -> dict[str, str]:
     return {"DOCBRIDGE_USER_CONFIG": str(path)}
 
 
+def path_without(*commands: str, path: str | None = None) -> str:
+    """`path` (default PATH) with every folder that holds one of `commands` left out: a new user's machine."""
+    folders = (os.environ.get("PATH", "") if path is None else path).split(os.pathsep)
+    return os.pathsep.join(f for f in folders if f and not any((Path(f) / c).exists() for c in commands))
+
+
+def shared_pip_cache() -> dict[str, str]:
+    """The pip cache of the user running the tests, for installs into fresh environments and homes (the same
+    downloads, fetched once per machine)."""
+    cache = Path.home() / ".cache" / "pip"
+    return {"PIP_CACHE_DIR": str(cache)} if cache.is_dir() else {}
+
+
 def docbridge(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the installed `docbridge` console script."""
     return subprocess.run([str(BIN / "docbridge"), *args], capture_output=True, text=True, cwd=cwd,

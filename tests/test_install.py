@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REPO, copy_fixture
+from conftest import REPO, copy_fixture, path_without, shared_pip_cache
 
 README = REPO / "README.md"
 TIMEOUT = 900
@@ -69,13 +69,10 @@ def _checkout_copy(target: Path) -> None:
 def _fresh_environment(home: Path, tool_bin: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("DOCBRIDGE_", "XDG_", "PIPX_", "VIRTUAL_ENV", "PYTHON"))}
-    system = [folder for folder in env.get("PATH", "").split(os.pathsep)
-              if folder and not (Path(folder) / "docbridge").exists() and not (Path(folder) / "pipx").exists()]
-    env["PATH"] = os.pathsep.join([str(tool_bin), str(home / ".local" / "bin"), *system])
+    system = path_without("docbridge", "pipx", path=env.get("PATH", ""))
+    env["PATH"] = os.pathsep.join([str(tool_bin), str(home / ".local" / "bin"), *filter(None, [system])])
     env["HOME"] = str(home)
-    cache = Path.home() / ".cache" / "pip"
-    if cache.is_dir():
-        env["PIP_CACHE_DIR"] = str(cache)
+    env.update(shared_pip_cache())
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, copy_fixture
+from conftest import REPO, copy_fixture, path_without, shared_pip_cache
 from test_nvim_e2e import _nvim
 
 PLUGIN = REPO / "editors" / "nvim"
@@ -47,11 +47,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         env[name] = str(directory)
     (tmp / "config" / "nvim").mkdir()
     (tmp / "config" / "nvim" / "init.lua").write_text(INIT_LUA, encoding="utf-8")
-    folders = env.get("PATH", "").split(os.pathsep)
-    env["PATH"] = os.pathsep.join(f for f in folders if f and not (Path(f) / "docbridge-lsp").exists())
-    cache = Path.home() / ".cache" / "pip"
-    if cache.is_dir():  # the user's pip cache: the same downloads, fetched once per machine
-        env["PIP_CACHE_DIR"] = str(cache)
+    env["PATH"] = path_without("docbridge-lsp")
+    env.update(shared_pip_cache())
     env.pop("NVIM", None)
     env.pop("NVIM_LISTEN_ADDRESS", None)
     env.update({"DOCBRIDGE_E2E_ROOT": str(root), "DOCBRIDGE_E2E_REPORT": str(tmp / "report.json"),

@@ -126,16 +126,22 @@ def doctor_grade(tmp_path_factory: pytest.TempPathFactory, endpoint: Endpoint) -
     return str(json.loads(result.stdout)["grade"])
 
 
-@pytest.fixture(scope="module")
-def vscode(acme: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[code_server.CodeServer]:
+def profile_with_extension(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A new code-server run folder with the freshly packaged extension installed in it."""
     for stamp in ("node", "code-server", "playwright"):
         if not (SCRATCH / f"{stamp}.installed").exists():
             pytest.fail(f"{SCRATCH} has no {stamp}: run `make test-vscode-real` (it installs them)")
     assert VSIX.is_file(), f"{VSIX} is missing: run `make test-vscode-real` (it packages the extension)"
-    run_dir = tmp_path_factory.mktemp("code-server")
+    run_dir = tmp_path_factory.mktemp(name)
     installed = code_server.install_extension(SCRATCH, run_dir, VSIX)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert list((run_dir / "extensions").glob("docbridge.docbridge-*/package.json")), installed.stdout
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def vscode(acme: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[code_server.CodeServer]:
+    run_dir = profile_with_extension(tmp_path_factory, "code-server")
     # code-server is a remote window: the machine-scoped server command is read from the Machine settings
     code_server.write_settings(run_dir, USER_SETTINGS, {"docbridge.server.command": str(SERVER)})
     with code_server.running(SCRATCH, run_dir, acme) as server:

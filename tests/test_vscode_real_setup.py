@@ -17,20 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_fixture, docbridge
-from test_vscode_real import ARTIFACTS, CHROMIUM, SCRATCH, USER_SETTINGS, VSIX
+from conftest import copy_fixture, docbridge, path_without, shared_pip_cache
+from test_vscode_real import ARTIFACTS, CHROMIUM, SCRATCH, USER_SETTINGS, profile_with_extension
 from vscode_real import code_server
 from vscode_real.workbench import Problem, Workbench
 
 pytestmark = pytest.mark.vscode_real
 
 SET_UP_SECONDS = 900  # a fresh environment and every dependency from the package index
-
-
-def _path_without_server() -> str:
-    """PATH with every folder that holds a docbridge-lsp left out."""
-    folders = os.environ.get("PATH", "").split(os.pathsep)
-    return os.pathsep.join(f for f in folders if f and not (Path(f) / "docbridge-lsp").exists())
 
 
 @pytest.fixture(scope="module")
@@ -50,22 +44,13 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def workbench(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workbench]:
-    for stamp in ("node", "code-server", "playwright"):
-        if not (SCRATCH / f"{stamp}.installed").exists():
-            pytest.fail(f"{SCRATCH} has no {stamp}: run `make test-vscode-real` (it installs them)")
-    assert VSIX.is_file(), f"{VSIX} is missing: run `make test-vscode-real` (it packages the extension)"
-    run_dir = tmp_path_factory.mktemp("code-server-new-user")
-    installed = code_server.install_extension(SCRATCH, run_dir, VSIX)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    run_dir = profile_with_extension(tmp_path_factory, "code-server-new-user")
     (extension,) = (run_dir / "extensions").glob("docbridge.docbridge-*")
     assert list((extension / "server").glob("docbridge-*.whl")), "the .vsix carries no wheel (make wheel)"
     code_server.write_settings(run_dir, USER_SETTINGS, {})  # no docbridge.server.command anywhere
-    path = _path_without_server()
+    path = path_without("docbridge-lsp")
     assert shutil.which("docbridge-lsp", path=path) is None
-    environment = {"PATH": f"{SCRATCH / 'bin'}{os.pathsep}{path}"}  # code-server's node first, as always
-    cache = Path.home() / ".cache" / "pip"
-    if cache.is_dir():  # the user's pip cache: the same downloads, fetched once per machine
-        environment["PIP_CACHE_DIR"] = str(cache)
+    environment = {"PATH": f"{SCRATCH / 'bin'}{os.pathsep}{path}", **shared_pip_cache()}  # code-server's node first
     artifacts = ARTIFACTS / "new-user"
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir(parents=True)
