@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -607,12 +608,25 @@ def bench_cli(roots: list[Path], size: int, workdir: Path | None, as_json: bool)
 # ------------------------------------------------------------------------------------------------ language server
 
 
+def _large_notification(raw: bytes) -> dict[str, Any]:
+    """A large notification's method and document, read from its head without parsing the rest."""
+    head = raw[:400].decode("utf-8", "replace")
+    method = re.search(r'"method":\s*"([^"]*)"', head)
+    uri = re.search(r'"uri":\s*"([^"]*)"', head)
+    return {"method": method.group(1) if method else "", "params": {"uri": uri.group(1) if uri else ""},
+            "unparsed_bytes": len(raw)}
+
+
 class _StdioServer:
     """A minimal JSON-RPC client for the language server's stdio (the engine does not import the lsp package:
     the server is measured from the outside, as an editor sees it)."""
 
-    def __init__(self, command: list[str], root: Path) -> None:
+    def __init__(self, command: list[str], root: Path, skip_large_notifications: bool = False) -> None:
         import threading
+        # a notification over 100 KB (a large document's diagnostics) is not parsed: parsing it in this process
+        # would delay reading the answers behind it, and `bench loop` measures the server, not this client
+        self.skip_large_notifications = skip_large_notifications
+        self.answered_times: dict[int, float] = {}
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL)
         self.root = root
@@ -642,8 +656,12 @@ class _StdioServer:
                     break
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
-            message = json.loads(stream.read(length))
+            raw = stream.read(length)
             now = time.perf_counter()
+            if self.skip_large_notifications and length > 100_000 and b'"id"' not in raw[:100]:
+                message = _large_notification(raw)
+            else:
+                message = json.loads(raw)
             if "id" in message and "method" in message:  # the server asks: answer
                 result: Any = None
                 if message["method"] == "workspace/configuration":
@@ -652,6 +670,7 @@ class _StdioServer:
             with self.lock:
                 if "id" in message and "method" not in message:
                     self.responses[message["id"]] = message
+                    self.answered_times[message["id"]] = now
                 elif "method" in message:
                     self.notifications.append((now, message))
                 self.lock.notify_all()
@@ -664,7 +683,12 @@ class _StdioServer:
 
     def answered(self, number: int) -> bool:
         with self.lock:
-            return number in self.responses
+            return number in self.answered_times
+
+    def answered_at(self, number: int) -> float | None:
+        """When the answer to request `number` was read (`time.perf_counter`), if it was."""
+        with self.lock:
+            return self.answered_times.get(number)
 
     def request(self, method: str, params: Any, timeout: float = 600, number: int | None = None) -> tuple[
             Any, float]:
@@ -737,11 +761,11 @@ def bench_lsp(sizes: list[int], workdir: Path | None, as_json: bool) -> int:
     return 0
 
 
-def _start_lsp(root: Path) -> tuple[_StdioServer, float]:
+def _start_lsp(root: Path, skip_large_notifications: bool = False) -> tuple[_StdioServer, float]:
     # DOCBRIDGE_LSP_COMMAND runs another command (a profiler around the server, say) instead
     command = os.environ.get("DOCBRIDGE_LSP_COMMAND", "").split() or [str(Path(sys.executable).with_name(
         "docbridge-lsp"))]
-    server = _StdioServer(command, root)
+    server = _StdioServer(command, root, skip_large_notifications)
     started = time.perf_counter()
     server.request("initialize", {
         "processId": None, "rootUri": root.as_uri(),

@@ -437,6 +437,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"unknown robust case {unknown[0]!r} (cases: {', '.join(bench_robust.CASES)}).")
         return bench_robust.bench_robust(sizes, workdir, args.json, args.cases)
+    if args.suite == "loop":
+        from engine import bench_loop, bench_robust
+        sizes = args.bytes or [1_000_000]
+        if len(sizes) != 1 or sizes[0] < 1:
+            raise UsageError("bench loop takes one positive --bytes size.")
+        unknown = sorted(set(args.cases or ()) - set(bench_robust.CASES))
+        if unknown:
+            raise UsageError(f"unknown robust case {unknown[0]!r} (cases: {', '.join(bench_robust.CASES)}).")
+        return bench_loop.bench_loop(sizes[0], workdir, args.json, args.cases)
     if args.suite == "fidelity":
         return cmd_bench_fidelity(args)
     if args.suite == "search":
@@ -518,7 +527,7 @@ def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
     bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill",
-                                         "robust", "fidelity"],
+                                         "robust", "loop", "fidelity"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
@@ -542,11 +551,12 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("--trials", type=int, default=20, metavar="N",
                        help="kill: how many cold scans to kill -9 at a random moment (default: 20)")
     bench.add_argument("--bytes", type=int, nargs="+", metavar="N",
-                       help="robust: Markdown input sizes in bytes (default: 250000 500000 1000000)")
+                       help="robust: Markdown input sizes in bytes (default: 250000 500000 1000000); loop: one size "
+                            "(default: 1000000)")
     bench.add_argument("--large", action="store_true", help="robust: sizes of 1, 2 and 4 MB (over the default "
                                                             "file size cap: raise it in the config to analyze them)")
     bench.add_argument("--case", dest="cases", action="append", metavar="NAME",
-                       help="robust: only this case (repeatable): paths, anchors, code-spans, quotes, "
+                       help="robust, loop: only this case (repeatable): paths, anchors, code-spans, quotes, "
                             "deep-quotes, brackets, autolinks, long-line, wide-lines, alias-bomb, huge-line")
     bench.add_argument("--checkouts", metavar="DIR", help="fidelity: where the corpus's checkouts are, one "
                                                            "directory per repository (default: $REAL_REPOS, else "

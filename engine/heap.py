@@ -1,4 +1,4 @@
-"""The cyclic garbage collector around bulk builds of the model.
+"""The cyclic garbage collector around bulk builds of the model, and sorting that lets other threads run.
 
 A scan, a projection or a search index allocates a million objects that live as long as the model. While they
 are built, every few hundred allocations start a collection that walks the young objects, and each full
@@ -15,11 +15,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import heapq
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -78,4 +79,19 @@ def built(build: Callable[[], T]) -> Callable[[], T]:
     return run
 
 
-__all__ = ["built", "bulk"]
+SORT_RUN = 8192  # items one C-level sort handles before the merge lets other threads run (about 5 ms)
+
+
+def sorted_in_runs(items: Iterable[T], key: Callable[[T], Any] | None = None) -> list[T]:
+    """`sorted(items, key=key)`, the same list, without holding the interpreter lock for the whole sort: a sort
+    of 100,000 tuples runs about 100 ms in C, and a thread analysing a large buffer would hold the language
+    server's event loop that long. Runs are sorted apart and merged lazily (`heapq.merge` is stable, so equal
+    keys keep their order)."""
+    listed = list(items)
+    if len(listed) <= SORT_RUN:
+        return sorted(listed, key=key)
+    runs = [sorted(listed[i:i + SORT_RUN], key=key) for i in range(0, len(listed), SORT_RUN)]
+    return list(heapq.merge(*runs, key=key))
+
+
+__all__ = ["built", "bulk", "sorted_in_runs"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from engine.discovery.files import ANALYZED_KINDS, file_kind, normalise, read_te
 from engine.discovery.imports import ModuleResolution, resolve_module
 from engine.discovery.references import DocumentResolution, resolve_document
 from engine.discovery.universe import Key, Universe, UniverseBuilder
+from engine.heap import bulk
 from engine.model import MarkdownFacts, ModuleFacts
 from engine.state import ModelState, Structure
 
@@ -264,22 +266,43 @@ class _Builder:
 INLINE_CHARS = 64_000  # a buffer longer than this is worth analyzing off an editor's event loop
 
 
-def costly(changes: Iterable[Change]) -> bool:
-    """Whether applying these changes may take long: a very large buffer, or a manifest or tsconfig (they
-    re-resolve the whole repository)."""
-    return any((c.text is not None and len(c.text) > INLINE_CHARS) or file_kind(c.path) in (
-        "package-manifest", "tsconfig") for c in changes)
+def costly(changes: Iterable[Change], state: ModelState | None = None) -> bool:
+    """Whether applying these changes to `state` may take long: a very large buffer or file (its analysis,
+    or dropping the facts a large buffer made), or a manifest or tsconfig (they re-resolve the whole
+    repository)."""
+    for change in changes:
+        if file_kind(change.path) in ("package-manifest", "tsconfig"):
+            return True
+        if change.text is not None:
+            if len(change.text) > INLINE_CHARS:
+                return True
+            continue
+        if state is None:
+            continue
+        clean = normalise(change.path)
+        held = state.buffers.get(clean) if clean else None
+        if held is not None and len(held) > INLINE_CHARS:
+            return True
+        try:
+            if clean and (state.root / clean).stat().st_size > INLINE_CHARS:
+                return True
+        except (OSError, ValueError):
+            pass
+    return False
 
 
 def apply_changes(state: ModelState, changes: Iterable[Change]) -> tuple[ModelState, list[str]]:
     """The state after these file changes (the same state when nothing changed), and the files re-resolved."""
-    state = state.with_resolutions()
-    builder = _Builder(state)
-    for change in changes:
-        builder.apply(change)
-    if not builder.changed and not builder.buffers_changed:
-        return state, []
-    return builder.finish()
+    changes = list(changes)
+    # a costly change allocates as much as a small scan: collection paused and the survivors frozen (engine.heap)
+    with bulk() if costly(changes, state) else nullcontext():
+        state = state.with_resolutions()
+        builder = _Builder(state)
+        for change in changes:
+            builder.apply(change)
+        if not builder.changed and not builder.buffers_changed:
+            return state, []
+        return builder.finish()
 
 
 def apply_change(state: ModelState, path: str, text: str | None = FROM_DISK) -> tuple[ModelState, UpdateReport]:

@@ -12,18 +12,20 @@ import asyncio
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types as T
 
 from engine.artifacts import artifact_dir
 from engine.cache import write_atomic
 from engine.findings import RULES, Finding
+from engine.heap import bulk
 from engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
 from engine.model import Span
 from engine.reconcile import apply_config
 from engine.safe_io import ArtifactPathError, read_artifact
 from engine.state import ModelState
+from engine.transitions import INLINE_CHARS
 from lsp.positions import path_to_uri
 
 if TYPE_CHECKING:
@@ -132,16 +134,35 @@ def file_diagnostics(server: DocBridgeServer, folder: Folder, state: ModelState,
     return diagnostics
 
 
-def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str, diagnostics: list[dict[str, Any]],
-                     force: bool = True) -> int:
+class Outgoing(NamedTuple):
+    """One file's diagnostics ready to send: the JSON, what it is compared by, and the encoded frame."""
+
+    diagnostics: list[dict[str, Any]]
+    signature: tuple[Any, ...]
+    frame: bytes
+
+
+def outgoing(server: DocBridgeServer, folder: Folder, path: str, diagnostics: list[dict[str, Any]]) -> Outgoing:
+    """Diagnostics encoded for sending (pure: runs in a worker thread, where encoding thousands of diagnostics
+    does not hold the event loop)."""
+    params = {"uri": server.convert.uri(folder, path), "diagnostics": diagnostics}
+    return Outgoing(diagnostics, _signature(diagnostics),
+                    server.protocol.encode_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params, "diagnostics"))
+
+
+def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,
+                     diagnostics: list[dict[str, Any]] | Outgoing, force: bool = True) -> int:
     """Send one file's diagnostics unless they equal what was last sent (or `force`); 1 when sent."""
     uri = server.convert.uri(folder, path)
-    signature = _signature(diagnostics)
+    signature = diagnostics.signature if isinstance(diagnostics, Outgoing) else _signature(diagnostics)
     last = folder.published.get(uri)
     if not force and (last[1] if last else ()) == signature and (signature or last is None):
         return 0
-    server.protocol.notify_json(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": diagnostics})
-    if diagnostics:
+    if isinstance(diagnostics, Outgoing):
+        server.protocol.send_frame(diagnostics.frame)
+    else:
+        server.protocol.notify_json(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": diagnostics})
+    if signature:
         folder.published[uri] = (path, signature)
     else:
         folder.published.pop(uri, None)
@@ -197,10 +218,12 @@ def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
 
 
 def _cheap(state: ModelState) -> bool:
-    """Whether the findings of `state` derive from its seed in a few milliseconds."""
+    """Whether the findings of `state` derive from its seed, and turn into diagnostics, in a few milliseconds."""
+    seed = state.seeds.get("findings-index")
+    if seed is not None and any(len(state.buffers.get(path) or "") > INLINE_CHARS for path in seed.changed):
+        return False  # a large buffer's thousands of findings: derived and encoded off the loop
     if state.has_view("findings-index"):
         return True
-    seed = state.seeds.get("findings-index")
     # generated regions are rendered again on every derive (a page reads the whole model): never on the loop
     return seed is not None and len(seed.changed) <= INLINE_CHANGES and \
         seed.value.repository_key == tuple(state.structure) and not seed.value.regioned
@@ -241,13 +264,14 @@ async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: Mode
     try:
         since, noticed = folder.published_index, frozenset(folder.noticed)
 
-        def prepare() -> tuple[Any, list[tuple[str, list[dict[str, Any]]]]]:
+        def prepare() -> tuple[Any, list[tuple[str, Outgoing]]]:
             # the findings and their diagnostics' JSON, off the loop (a large document's thousands of findings
             # took the loop most of a second to convert); only sending is left to the loop
-            index = state.findings_index()
-            paths = _paths_to_publish(state, index, forced, since, noticed)
-            return index, [(path, file_diagnostics(server, folder, state, path, index.by_path.get(path, ())))
-                           for path in paths]
+            with bulk():  # a large document's findings are many objects: no collection walks them (engine.heap)
+                index = state.findings_index()
+                paths = _paths_to_publish(state, index, forced, since, noticed)
+                return index, [(path, outgoing(server, folder, path, file_diagnostics(
+                    server, folder, state, path, index.by_path.get(path, ())))) for path in paths]
 
         index, prepared = await asyncio.to_thread(prepare)
         if folder.state is state:  # else a newer state has scheduled its own

@@ -86,7 +86,7 @@ class Folder:
         if self.workspace is None:
             return False
         self.received += 1
-        if not self.backlog and self.runner is None and not costly(changes):
+        if not self.backlog and self.runner is None and not costly(changes, self.workspace.state):
             self._install(apply_changes(self.workspace.state, changes)[0])
             self.applied = self.received
             return True
@@ -102,7 +102,7 @@ class Folder:
                 workspace = self.workspace
                 if workspace is not None:
                     try:
-                        if costly(changes):
+                        if costly(changes, workspace.state):
                             state = await asyncio.to_thread(apply_changes, workspace.state, changes)
                         else:
                             state = apply_changes(workspace.state, changes)

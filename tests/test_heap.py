@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gc
+import random
 import threading
 from pathlib import Path
 
 from conftest import copy_fixture
 
-from engine.heap import bulk
+from engine.heap import SORT_RUN, bulk, sorted_in_runs
+from engine.transitions import INLINE_CHARS, Change, apply_changes
 from engine.workspace import Workspace
 
 
@@ -68,3 +70,36 @@ def test_a_scan_its_findings_and_its_search_index_run_without_a_collection(tmp_p
     finally:
         gc.callbacks.remove(count)
     assert collections == [] and gc.isenabled()
+
+
+def test_a_large_buffer_is_applied_without_a_collection_and_a_small_edit_is_not_paused(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    big = "".join(f"Line {i}: `calculateTax` and [billing](billing.md#billing).\n\n" for i in range(2000))
+    assert len(big) > INLINE_CHARS
+    paused: list[bool] = []
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            paused.append(True)
+
+    apply_changes(ws.state, [Change("docs/small.md", "# Small\n\nSee `calculateTax`.\n")])  # warms imports
+    gc.callbacks.append(watch)
+    try:
+        state, resolved = apply_changes(ws.state, [Change("docs/big.md", big)])
+    finally:
+        gc.callbacks.remove(watch)
+    assert "docs/big.md" in resolved and state.facts["docs/big.md"].path == "docs/big.md"
+    assert paused == [] and gc.isenabled()
+    frozen = gc.get_freeze_count()
+    apply_changes(state, [Change("docs/small.md", "# Small\n\nSee `calculateTax` twice.\n")])
+    assert gc.get_freeze_count() <= frozen  # an ordinary edit freezes nothing (freed frozen objects leave)
+
+
+def test_a_sort_in_runs_is_the_sort() -> None:
+    rng = random.Random(7)
+    pairs = [(rng.randrange(50), n) for n in range(3 * SORT_RUN + 17)]
+    assert sorted_in_runs(pairs, key=lambda p: p[0]) == sorted(pairs, key=lambda p: p[0])  # stable: equal keys
+    assert sorted_in_runs(set(pairs)) == sorted(set(pairs))
+    assert sorted_in_runs(pairs[:10]) == sorted(pairs[:10]) and sorted_in_runs([]) == []

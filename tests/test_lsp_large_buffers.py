@@ -16,6 +16,7 @@ from lsp_client import Session, session
 from lsprotocol import types as T
 
 from engine.config import LimitsConfig
+from engine.transitions import INLINE_CHARS
 
 LIMIT = LimitsConfig().max_file_bytes
 QUICK = 5.0  # seconds: an answer that analyzed nothing
@@ -159,3 +160,20 @@ async def test_a_buffer_beyond_an_analyzer_budget_says_so_and_is_not_analyzed(tm
             text_document=_doc(doc.as_uri())))
         await assert_still_answering(s, root)
         assert [m.message for m in s.client.log_messages if m.type == T.MessageType.Error] == []
+
+
+async def test_a_large_buffer_with_thousands_of_findings_gets_every_diagnostic(tmp_path: Path) -> None:
+    """A buffer over the size analyzed inline (its findings derived and encoded off the event loop, a list
+    element at a time): every broken anchor arrives as one diagnostic on its own line, non-ASCII intact."""
+    root = copy_fixture("acme", tmp_path)
+    doc = root / "docs/many.md"
+    count = 1500
+    text = "# Many — façade\n\n" + "".join(f"Part {n}: [é](billing.md#no-such-part-{n})\n\n" for n in range(count))
+    assert len(text) > INLINE_CHARS
+    async with session(root) as s:
+        s.open(doc, text)
+        await s.until(lambda: sum(d.code == "LINK_ANCHOR_MISSING" for d in s.diagnostics(doc)) == count, 60)
+        missing = [d for d in s.diagnostics(doc) if d.code == "LINK_ANCHOR_MISSING"]
+        assert sorted(d.range.start.line for d in missing) == [2 + 2 * n for n in range(count)]
+        assert all(f"no-such-part-{d.range.start.line // 2 - 1}" in d.message for d in missing)
+        await assert_still_answering(s, root)

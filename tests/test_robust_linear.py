@@ -249,3 +249,21 @@ def test_bench_robust_prints_a_row_per_case_and_size(tmp_path: Path) -> None:
     text = docbridge("bench", "robust", "--bytes", "2000", "--case", "paths", "--workdir", str(tmp_path))
     assert text.returncode == 0 and text.stdout.startswith("paths") and " MB " in text.stdout
     assert docbridge("bench", "robust", "--case", "nope").returncode == 2
+
+
+def test_bench_loop_drives_the_server_through_open_edit_and_close_of_each_case(tmp_path: Path) -> None:
+    result = docbridge("bench", "loop", "--bytes", "80000", "--case", "anchors", "--case", "code-spans",
+                       "--workdir", str(tmp_path), "--json", timeout=300)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["benchmark"] == "loop" and figures["size"] == 80000 and figures["goal_ms"] == 100
+    rows = figures["rows"]
+    assert [r["case"] for r in rows] == ["anchors", "code-spans"]
+    for row in rows:
+        assert row["diagnosed"] is True and row["bytes"] > 70000
+        steps = [row["open_ms"], row["edit_ms"], row["close_ms"]]
+        assert all(ms > 0 for ms in steps) and row["worst_ms"] == max(steps)
+    assert figures["worst_ms"] == max(r["worst_ms"] for r in rows)
+    assert list(tmp_path.iterdir()) == []
+    assert docbridge("bench", "loop", "--bytes", "1", "2").returncode == 2
+    assert docbridge("bench", "loop", "--case", "nope").returncode == 2

@@ -28,6 +28,7 @@ from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUM
 from engine.discovery.routes import clean_route, route_name, routes_of
 from engine.discovery.surface import declaration_of, public_declarations
 from engine.discovery.universe import Key, Universe, dirname
+from engine.heap import sorted_in_runs
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, Heading, MarkdownFacts, Relation, Span, entity_id
 
 MAX_EVIDENCE = 8
@@ -1026,7 +1027,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                 missing = declaration.ref if not target else declaration.target
                 references.append(Reference("relation", span, declaration.ref, "unresolved",
                                             message=f"declared relation endpoint `{missing}` does not resolve"))
-    references.sort(key=lambda r: (r.span.line, r.span.column, r.origin))
+    references = sorted_in_runs(references, key=lambda r: (r.span.line, r.span.column, r.origin))
     relations, truncated = _document_relations(facts, references, universe.config.limits.relations_per_document)
     notes = []
     ambiguous: dict[str, list[Reference]] = defaultdict(list)
@@ -1041,8 +1042,9 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
         notes.append((f"relations:{facts.path}",
                       f"Document references more than {universe.config.limits.relations_per_document} "
                       f"entities; the remainder was not recorded."))
-    return DocumentResolution(facts.path, relations, tuple(references), tuple(notes), tuple(sorted(resolver.deps)),
-                              truncated, tuple(sorted(set(declared))), tuple(endpoints))
+    return DocumentResolution(facts.path, relations, tuple(references), tuple(notes),
+                              tuple(sorted_in_runs(resolver.deps)), truncated, tuple(sorted(set(declared))),
+                              tuple(endpoints))
 
 
 def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], cap: int) -> tuple[
