@@ -41,6 +41,7 @@ test: setup test-python test-vscode
 
 test-python: setup
 	$(BIN)/ruff check engine lsp docbridge tests
+	$(BIN)/docbridge check --root . --fail-on warning   # this repository's own docs: links, anchors, mentions
 	$(BIN)/python -m pytest -q
 
 # The attacks of a hostile repository, client, agent or endpoint (they also run in test-python), with a count

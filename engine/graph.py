@@ -230,7 +230,7 @@ def area_suggestions(relations: Iterable[Relation], limit: int = 8) -> list[dict
     if graph.number_of_nodes() < 2 or graph.number_of_edges() < 1:
         return []
     communities = nx.community.louvain_communities(graph, seed=SEED)
-    suggestions = []
+    by_label: dict[str, list[str]] = {}  # communities in one folder are one suggestion for that folder
     for members in communities:
         if len(members) < 3:
             continue
@@ -242,7 +242,10 @@ def area_suggestions(relations: Iterable[Relation], limit: int = 8) -> list[dict
                 common = common[:-1]
         if not common:
             continue
-        label = "/".join(common)
+        by_label.setdefault("/".join(common), []).extend(paths)
+    suggestions = []
+    for label, paths in by_label.items():
+        paths = sorted(paths)
         suggestions.append({"label": label, "modules": paths[:8], "module_count": len(paths),
                             "reason": f"{len(paths)} modules cluster around {label}; promote it to an area in "
                                       f"configuration (analysis.areas) to make it part of the graph."})

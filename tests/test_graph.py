@@ -129,3 +129,15 @@ def test_area_suggestions_are_seeded_and_structural() -> None:
     shuffled = relations[:]
     random.Random(1).shuffle(shuffled)
     assert area_suggestions(shuffled) == first
+
+
+def test_communities_in_one_folder_are_one_suggestion_for_it() -> None:
+    relations = []
+    for group in ("a", "b"):  # two cliques that never import each other, in the same folder
+        names = [f"module:src/ui/{group}{i}.ts" for i in range(3)]
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                relations.append(rel(first, "imports", second))
+    suggestions = area_suggestions(relations)
+    assert [(s["label"], s["module_count"]) for s in suggestions] == [("src/ui", 6)]
+    assert suggestions[0]["reason"].startswith("6 modules cluster around src/ui;")

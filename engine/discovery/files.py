@@ -196,8 +196,9 @@ class IgnoreRules:
         if known is not None:
             return known
         parts = path.split("/")
+        # a path never walked may be a folder: `bench/checkouts` is ignored by a `checkouts/` line
         ignored = any(self.is_ignored("/".join(parts[:depth]), is_dir=True) for depth in range(1, len(parts))) \
-            or self.is_ignored(path)
+            or self.is_ignored(path) or self.is_ignored(path, is_dir=True)
         if len(self._anywhere) >= _ANYWHERE_MEMO:
             self._anywhere = {}
         self._anywhere[path] = ignored
