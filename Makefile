@@ -41,6 +41,7 @@ test: setup test-python test-vscode
 
 test-python: setup
 	$(BIN)/ruff check engine lsp docbridge tests
+	$(BIN)/lint-imports --no-cache                      # the engine's layers (pyproject.toml, docs/architecture.md)
 	$(BIN)/docbridge check --root . --fail-on warning   # this repository's own docs: links, anchors, mentions
 	$(BIN)/python -m pytest -q
 

@@ -14,6 +14,9 @@ from engine import knowledge
 from engine.budget import BudgetError
 from engine.handoff import UnknownReference
 from engine.knowledge import ArgumentError
+from engine.retrieval.project import PROJECTION, projection_of
+from engine.retrieval.rank import retriever_of
+from engine.snapshot import snapshot_of
 from engine.state import ModelState
 from engine.workspace import Workspace as EngineWorkspace
 
@@ -51,11 +54,11 @@ class Workspace:
 
     def _projection(self, state: ModelState) -> Any:
         from engine.artifacts import load_projection
-        return state.view("projection", lambda: load_projection(state) or state.projection())
+        return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
 
     def _retriever(self, state: ModelState) -> Any:
         self._projection(state)
-        return state.retriever()
+        return retriever_of(state)
 
     # ------------------------------------------------------------------ queries
 
@@ -190,7 +193,7 @@ class GraphMemory:
 
     def __init__(self, state: ModelState) -> None:
         from engine.snapshot import relation_json
-        snapshot = state.snapshot()
+        snapshot = snapshot_of(state)
         self._nodes: dict[str, GraphNode] = {}
         for entity in snapshot.entities.values():
             self._nodes[entity.id] = GraphNode(entity.id, entity.kind, entity.path, entity.title, entity.summary,

@@ -25,6 +25,8 @@ import anyio.to_thread
 
 from engine.config import Config, ConfigError, load_config
 from engine.ide.files import needs_rescan
+from engine.retrieval.project import PROJECTION, projection_of
+from engine.retrieval.rank import COMBINED, retriever_of
 from engine.scan import scan_state
 from engine.state import ModelState
 from engine.transitions import Change, apply_changes
@@ -116,20 +118,20 @@ class LiveWorkspace:
     async def retriever(self, state: ModelState) -> Any:
         """The ranked index of `state`: built once per state in a worker thread (one build at a time); hybrid
         when `retrieval.hybrid` is set (engine.semantic: vectors built and updated in the background)."""
-        if not state.has_view("retriever:combined"):
+        if not state.has_view(COMBINED):
             async with self._index_lock:  # a second caller waits for the first build, then finds it memoised
-                if not state.has_view("retriever:combined"):
+                if not state.has_view(COMBINED):
                     await anyio.to_thread.run_sync(self._build_index, state)
         if state.config.retrieval.hybrid:
             from engine.semantic.hybrid import hybrid_retriever_for
-            return hybrid_retriever_for(state, state.retriever(), lambda message: log.warning("%s", message))
-        return state.retriever()
+            return hybrid_retriever_for(state, retriever_of(state), lambda message: log.warning("%s", message))
+        return retriever_of(state)
 
     @staticmethod
     def _build_index(state: ModelState) -> None:
         from engine.artifacts import load_projection
-        state.view("projection", lambda: load_projection(state) or state.projection())
-        retriever = state.retriever()
+        state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+        retriever = retriever_of(state)
         retriever.projection.content_hash  # noqa: B018 (sealed once, here, not on the first search)
 
     # ------------------------------------------------------------------ the scan and the watcher

@@ -32,6 +32,7 @@ from docbridge.live import LiveWorkspace, NotReady
 from engine import __version__, knowledge
 from engine.budget import BudgetError, compact
 from engine.handoff import UnknownReference
+from engine.retrieval.project import PROJECTION, projection_of
 from engine.state import ModelState
 
 log = logging.getLogger("docbridge.mcp")
@@ -234,7 +235,7 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
 
 def _projection(state: ModelState) -> Any:
     from engine.artifacts import load_projection
-    return state.view("projection", lambda: load_projection(state) or state.projection())
+    return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
 
 
 # ------------------------------------------------------------------------------------------------ the wire

@@ -13,11 +13,14 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
 from engine.hashing import canonical_json, sha256_bytes
 from engine.safe_io import read_artifact
+
+if TYPE_CHECKING:
+    from engine.state import ModelState
 
 STATE_KIND = "scan-state"
 
@@ -56,6 +59,12 @@ def _unreadable(coverage: dict[str, Any]) -> list[dict[str, str]]:
     return sorted(found, key=lambda item: item["path"])
 
 
+def state_of(workspace: Any) -> ModelState:
+    """The model state a Workspace holds, or the state itself (artifacts are written for either)."""
+    from engine.state import ModelState  # the model's machinery: a search of a stored index never loads it
+    return workspace if isinstance(workspace, ModelState) else workspace.state  # type: ignore[no-any-return]
+
+
 def write_snapshot(workspace: Any) -> SnapshotArtifact:
     """Write the workspace's snapshot, reusing the file on disk when its inputs did not change."""
     root: Path = workspace.root
@@ -77,7 +86,8 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
                          "reuse_length": len(canonical_json(reuse).encode("utf-8"))}
                 write_sealed(state_file, STATE_KIND, state)
             return SnapshotArtifact(target, state["content_hash"], {**state["summary"], "reuse": reuse}, False)
-    snapshot = workspace.snapshot()
+    from engine.snapshot import snapshot_of
+    snapshot = snapshot_of(state_of(workspace))
     digest = hashlib.sha256()
     marker = ('"reuse":' + canonical_json(snapshot.reuse)).encode("utf-8")
     written, offset = 0, -1
@@ -213,6 +223,7 @@ def projection_for(workspace: Any) -> tuple[Any, bool]:
     projection = load_projection(workspace)
     if projection is not None:
         return projection, True
-    projection = workspace.projection()
+    from engine.retrieval.project import projection_of  # search's modules load only when searching
+    projection = projection_of(state_of(workspace))
     store_projection(workspace, projection)
     return projection, False

@@ -268,7 +268,7 @@ def _doctor(workspace: Any, root: Path) -> dict[str, Any]:
     from engine.doctor import run_doctor
     from engine.retrieval import store
     retriever = store.retriever_for(workspace, store.now_ns())
-    report = run_doctor(workspace, retriever.projection, retriever, None, root)
+    report = run_doctor(workspace.ensure_resolved(), retriever.projection, retriever, None, root)
     return {"grade": report["grade"], "score": report["score"],
             "dimensions": {name: dimension.get("value") for name, dimension in report["dimensions"].items()}}
 

@@ -333,7 +333,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     workspace, projection = _reference_workspace(root, not args.no_cache)
     ref = query_reference(args.ref, projection, workspace.config)
     try:
-        handoff = handoff_for_entity(workspace, ref, projection)
+        handoff = handoff_for_entity(workspace.ensure_resolved(), ref, projection)
         if args.budget is not None:
             handoff = budget_handoff(handoff, args.budget)
     except (UnknownReference, BudgetError) as exc:
@@ -354,7 +354,7 @@ def cmd_lookup(args: argparse.Namespace) -> int:
         raise UsageError("--depth must be 1, 2 or 3.")
     workspace, projection = _reference_workspace(root, not args.no_cache)
     try:
-        payload = lookup(workspace, args.ref, args.depth, args.budget, projection)
+        payload = lookup(workspace.ensure_resolved(), args.ref, args.depth, args.budget, projection)
     except (UnknownReference, BudgetError) as exc:
         raise UsageError(str(exc)) from exc
     sys.stdout.write(_dump(payload) if args.json else render_lookup_text(payload))
@@ -470,12 +470,12 @@ def cmd_bench_fidelity(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
-    from engine import bench
+    from engine import suites
     if not args.suite_file:
         raise UsageError("bench retrieval needs a suite file: docbridge bench retrieval SUITE.json")
     suite_path = Path(args.suite_file)
     try:
-        suite = bench.load_suite(suite_path)
+        suite = suites.load_suite(suite_path)
         root = _root(args.root) if args.root else suite_path.resolve().parent
         if args.index:
             retriever = _index_retriever(Path(args.index))
@@ -487,28 +487,28 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
         if getattr(args, "hybrid", False):
             from engine.cli_semantic import bench_hybrid
             retriever = bench_hybrid(args, root, retriever)
-        result = bench.run_retrieval_suite(retriever, suite, root)
+        result = suites.run_retrieval_suite(retriever, suite, root)
         result.pop("_cases")
         status = EXIT_OK
         if args.update_baseline:
             if not args.by:
                 raise UsageError("--update-baseline needs --by NAME (who approves the new baseline).")
             target = Path(args.baseline) if args.baseline else suite_path.with_name("retrieval-baseline.json")
-            baseline = bench.seal_baseline(result, args.by, args.reason)
+            baseline = suites.seal_baseline(result, args.by, args.reason)
             from engine.cache import write_atomic
             write_atomic(target, (json.dumps(baseline, indent=2, sort_keys=True) + "\n").encode("utf-8"))
             result["baseline"] = {"path": str(target), "written": True}
         elif args.baseline:
-            baseline = bench.read_baseline(Path(args.baseline))
-            result["comparison"] = bench.compare(result, baseline)
+            baseline = suites.read_baseline(Path(args.baseline))
+            result["comparison"] = suites.compare(result, baseline)
             if result["comparison"]["blocking"]:
                 status = EXIT_FINDINGS
-    except bench.BenchError as exc:
+    except suites.BenchError as exc:
         raise UsageError(str(exc)) from exc
     if args.json:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
-        sys.stdout.write(bench.render_retrieval_text(result))
+        sys.stdout.write(suites.render_retrieval_text(result))
     return status
 
 

@@ -67,7 +67,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from engine.enrich.approvals import DecisionRefused, decide
     root = _root(args.root)
     workspace = open_workspace(root)
-    entities = workspace.ensure_resolved().snapshot().entities
+    from engine.snapshot import snapshot_of
+    entities = snapshot_of(workspace.ensure_resolved()).entities
     try:
         moved = decide(root, entities, args.proposal_id, args.by, args.decision == "approve", args.reason,
                        agents=workspace.config.intelligence.registry.agent_ids())
@@ -120,7 +121,8 @@ def cmd_check_enrich(args: argparse.Namespace, plain_check: Any = None) -> int:
         status = int(run_check(args))  # the deterministic result: never changed by the overlay
     root = _root(args.root)
     workspace = open_workspace(root, use_cache=not args.no_cache)
-    extra = overlay_findings(root, workspace.ensure_resolved().snapshot().entities)
+    from engine.snapshot import snapshot_of
+    extra = overlay_findings(root, snapshot_of(workspace.ensure_resolved()).entities)
     if args.format == "json":
         report = json.loads(buffer.getvalue())
         report["overlay"] = {"label": "proposed by an agent, not observed; does not change the exit status",
@@ -140,19 +142,20 @@ def cmd_check_enrich(args: argparse.Namespace, plain_check: Any = None) -> int:
 
 def retrieval_delta(root: Path, suite_path: Path) -> dict[str, Any]:
     """The suite ranked without and with the overlay's live entries: metrics of both, lost and gained cases."""
-    from engine import bench
+    from engine import suites
     from engine.retrieval.project import project
     from engine.retrieval.rank import Retriever
     try:
-        suite = bench.load_suite(suite_path)
-    except bench.BenchError as exc:
+        suite = suites.load_suite(suite_path)
+    except suites.BenchError as exc:
         raise UsageError(str(exc)) from exc
     workspace = open_workspace(root)
     state = workspace.ensure_resolved()
-    snapshot = state.snapshot()
+    from engine.snapshot import snapshot_of
+    snapshot = snapshot_of(state)
     results = {}
     for name, flag in (("without", False), ("with", True)):
-        result = bench.run_retrieval_suite(Retriever(project(state, snapshot, overlay=flag)), suite)
+        result = suites.run_retrieval_suite(Retriever(project(state, snapshot, overlay=flag)), suite)
         result.pop("_cases")
         results[name] = result
     before = {c["id"]: c["rank"] for c in results["without"]["cases"]}

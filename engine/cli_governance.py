@@ -177,7 +177,7 @@ def _suite_path(value: str | None, configured: str | None, root: Any, what: str)
 
 
 def doctor_report(root: Any, suite: str | None, use_cache: bool = True) -> dict[str, Any]:
-    from engine import bench
+    from engine import suites
     from engine.doctor import run_doctor
     from engine.retrieval import store
     started = store.now_ns()
@@ -185,8 +185,8 @@ def doctor_report(root: Any, suite: str | None, use_cache: bool = True) -> dict[
     suite_path = _suite_path(suite, workspace.config.doctor.suite, root, "--suite")
     retriever = store.retriever_for(workspace, started)
     try:
-        return run_doctor(workspace, retriever.projection, retriever, suite_path, root)
-    except bench.BenchError as exc:
+        return run_doctor(workspace.ensure_resolved(), retriever.projection, retriever, suite_path, root)
+    except suites.BenchError as exc:
         raise UsageError(str(exc)) from exc
 
 

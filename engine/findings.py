@@ -5,23 +5,16 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from engine import __version__
+from engine.rule import Rule, Severity
+from engine.rule_catalog import GOVERNANCE_RULES
 
-Severity = Literal["error", "warning", "info", "hint"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2, "hint": 3}
 FAIL_ON = ("error", "warning", "info", "never")
-
-
-class Rule(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    code: str
-    severity: Severity
-    title: str
-    help: str
 
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in [
@@ -79,8 +72,6 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in [
               "or documentation it describes changed. Regenerate it."),
 ]}
 
-
-from engine.rule_catalog import GOVERNANCE_RULES  # noqa: E402 (it builds on Rule)
 
 RULES.update(GOVERNANCE_RULES)
 

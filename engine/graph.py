@@ -25,10 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from engine.memo import ViewKey
 from engine.model import Evidence, Relation
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from engine.state import ModelState
 
 GRAPH_VERSION = "1.0.0"
 DAMPING = 0.85
@@ -251,3 +254,18 @@ def area_suggestions(relations: Iterable[Relation], limit: int = 8) -> list[dict
                                       f"configuration (analysis.areas) to make it part of the graph."})
     suggestions.sort(key=lambda s: (-s["module_count"], s["label"]))
     return suggestions[:limit]
+
+
+SUGGESTIONS: ViewKey[list[dict[str, Any]]] = ViewKey("suggestions")
+
+
+def area_suggestions_of(state: ModelState) -> list[dict[str, Any]]:
+    """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""
+    layout = state.universe.layout
+    if layout is None or len(layout.areas) >= 2 or len(state.universe.modules) < 6:
+        return []
+    from engine.transitions import resolved
+    state = resolved(state)
+    return state.view(SUGGESTIONS, lambda: [
+        s for s in area_suggestions([r for path in sorted(state.modules.keys()) for r in state.modules[path].relations])
+        if s["label"] not in layout.areas])

@@ -16,7 +16,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, split_id
-from engine.retrieval.project import Entry, Projection
+from engine.retrieval.project import Entry, Projection, projection_of
 
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
@@ -86,7 +86,7 @@ def _closest(projection: Projection, ref: str) -> list[str]:
 
 
 def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = None) -> dict[str, Any]:
-    projection = projection or ws.projection()
+    projection = projection or projection_of(ws)
     entry = resolve_ref(projection, ref)
     if entry.kind == INTENT:
         return _route_handoff(ws, entry, intent=True)

@@ -22,7 +22,9 @@ from engine.handoff import UnknownReference, _preference, handoff_for_entity, re
 from engine.hashing import sha256_bytes
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE
 from engine.payloads import _excerpt, lookup, render_lookup_text
+from engine.reconcile import findings_of
 from engine.retrieval.project import Entry, Projection
+from engine.snapshot import snapshot_of
 
 if TYPE_CHECKING:
     from engine.retrieval.rank import Result, Retriever
@@ -392,7 +394,7 @@ def diagnostics(state: ModelState, *, path: str | None = None, code: str | None 
     wanted = code.strip().upper() if code else None
     if wanted is not None and wanted not in RULES:
         raise ArgumentError(f"code {code!r} is not a finding code; choose from {', '.join(sorted(RULES))}.")
-    selected = [f for f in state.findings()
+    selected = [f for f in findings_of(state)
                 if (prefix is None or (f.path is not None and (f.path == prefix or f.path.startswith(prefix + "/"))))
                 and (wanted is None or f.code == wanted)]
     if format == "finding":
@@ -422,9 +424,9 @@ def proposals(state: ModelState | None = None) -> dict[str, Any]:
 
 def snapshot_summary(state: ModelState) -> dict[str, Any]:
     """What the model holds: entity and relation counts, files, skipped files, findings by severity."""
-    snapshot = state.snapshot()
+    snapshot = snapshot_of(state)
     entities, relations = snapshot.counts()
-    findings = state.findings()
+    findings = findings_of(state)
     layout = state.universe.layout
     return {"type": "snapshot-summary", "schemaVersion": SCHEMA_VERSION, "revision": state.revision,
             "contentHash": snapshot.content_hash, "entities": dict(sorted(entities.items())),

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.budget import BudgetError, apply_budget, check_budget, compact, strip_key
 from engine.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
-from engine.retrieval.project import Entry, Projection
+from engine.reconcile import findings_of
+from engine.retrieval.project import Entry, Projection, projection_of
 
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
@@ -182,14 +183,14 @@ def lookup(ws: Workspace, ref: str, depth: int = 1, budget: int | None = None,
     """The entity, its neighbours by relation kind, the documents covering and mentioning it, its handoff,
     its open findings and its evidence: what an agent reads before editing."""
     from engine.handoff import handoff_for_entity, ranked_documents, resolve_ref  # not on search --agent's path
-    projection = projection or ws.projection()
+    projection = projection or projection_of(ws)
     entry = resolve_ref(projection, ref)
     depth = max(1, min(3, depth))
     covering = ranked_documents(projection, entry.covered_by)
     mentioning = [d for d in ranked_documents(projection, entry.mentioned_by) if d not in covering]
     findings = []
     prefix = entry.path.rstrip("/") + "/"
-    for finding in ws.findings():
+    for finding in findings_of(ws):
         if finding.entity == entry.id or (finding.path and (finding.path == entry.path or (
                 entry.kind in (AREA, PACKAGE) and finding.path.startswith(prefix)))):
             findings.append({"id": finding.fingerprint, "code": finding.code, "severity": finding.severity,

@@ -14,7 +14,7 @@ import urllib.parse
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pathspec
 from immutables import Map
@@ -27,10 +27,11 @@ from engine.discovery.roles import CHANGELOG_DOCUMENTS, HISTORY_DOCUMENTS, OWN_P
 from engine.discovery.universe import EMPTY
 from engine.findings import RULES, Finding, Location, Range, fingerprint
 from engine.graph import import_cycles, runtime_import_graph, type_only
+from engine.heap import built
+from engine.memo import ViewKey
 from engine.model import AREA, DOCUMENT, MODULE, Evidence, MarkdownFacts, entity_id, split_id
-
-if TYPE_CHECKING:
-    from engine.state import ModelState
+from engine.state import ModelState
+from engine.transitions import resolved
 
 DOCUMENTING_KINDS = frozenset({"mentions", "mentions-symbol", "covers", "links-to"})
 
@@ -618,5 +619,36 @@ def apply_config(ws: ModelState, findings: list[Finding], overrides: dict[str, s
     return out
 
 
-__all__ = ["DOCUMENT", "area_documentation", "area_imports", "document_findings",
-           "repository_findings"]
+FINDINGS_INDEX: ViewKey[FindingsIndex] = ViewKey("findings-index")
+FINDINGS: ViewKey[list[Finding]] = ViewKey("findings")
+
+
+def findings_index_of(state: ModelState) -> FindingsIndex:
+    """The findings of every file of a state, by path: derived from the last state that computed them when
+    there is one (only the files re-resolved since are revisited), else from nothing as a bulk build."""
+    state = resolved(state)
+    seed = state.seeds.get(FINDINGS_INDEX.name)
+    if seed is None:
+        return state.view(FINDINGS_INDEX, built(lambda: FindingsIndex.derive(state, None)))
+    return state.view(FINDINGS_INDEX, lambda: FindingsIndex.derive(state, seed))
+
+
+def findings_of(state: ModelState) -> list[Finding]:
+    """Every finding, with configured severities and ignores applied, sorted."""
+    state = resolved(state)
+    return state.view(FINDINGS, lambda: apply_config(state, findings_index_of(state).all()))
+
+
+__all__ = [
+    "DOCUMENT",
+    "FINDINGS",
+    "FINDINGS_INDEX",
+    "FindingsIndex",
+    "apply_config",
+    "area_documentation",
+    "area_imports",
+    "document_findings",
+    "findings_index_of",
+    "findings_of",
+    "repository_findings",
+]

@@ -7,15 +7,19 @@ ancestor only revisits the documents re-resolved since (see `ModelState.seeds_fo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from immutables import Map
 
+from engine.memo import ViewKey
+from engine.state import ModelState
+from engine.transitions import resolved
+
 if TYPE_CHECKING:
     from engine.discovery.references import DocumentResolution
-    from engine.state import ModelState, Seed
+    from engine.state import Seed
 
 Item = TypeVar("Item")
 
@@ -92,4 +96,22 @@ class ReferencedBy:
         return _derive(state, seed, contribute, lambda e: e)
 
 
-__all__ = ["DocumentedBy", "ReferencedBy"]
+DOCUMENTED_BY: ViewKey[_Reverse] = ViewKey("documented-by")
+REFERENCED_BY: ViewKey[_Reverse] = ViewKey("referenced-by")
+
+
+def documented_by_of(state: ModelState) -> Mapping[str, tuple[tuple[str, str, str | None], ...]]:
+    """Entity id -> (document, relation kind, symbol) for every document relation pointing at it, sorted:
+    the reverse index behind hovers, code lenses and go-to-definition."""
+    state = resolved(state)
+    return state.view(DOCUMENTED_BY, lambda: DocumentedBy.derive(state, state.seeds.get(DOCUMENTED_BY.name))).targets
+
+
+def referenced_by_of(state: ModelState) -> Mapping[str, tuple[str, ...]]:
+    """Entity id -> the documents with a reference resolving to it (sorted): where find-references looks.
+    Unlike `documented_by_of` it ignores per-document relation limits."""
+    state = resolved(state)
+    return state.view(REFERENCED_BY, lambda: ReferencedBy.derive(state, state.seeds.get(REFERENCED_BY.name))).targets
+
+
+__all__ = ["DOCUMENTED_BY", "REFERENCED_BY", "DocumentedBy", "ReferencedBy", "documented_by_of", "referenced_by_of"]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from engine.findings import Rule
+from engine.rule import Rule
 
 RECONCILIATION_RULES: dict[str, Rule] = {rule.code: rule for rule in [
     Rule(code="RELATION_CONFIRMED", severity="info", title="Declared relation is observed",

@@ -21,6 +21,7 @@ import pathspec
 from engine.findings import Finding, Location, Range, fingerprint
 from engine.governance_names import RULES_MODES
 from engine.model import MODULE, entity_id, split_id
+from engine.reverse import documented_by_of
 
 if TYPE_CHECKING:
     from engine.config import RulesConfig
@@ -82,7 +83,7 @@ def centrality_findings(ws: ModelState, threshold: float) -> list[Finding]:
     # ranking input: 32 sources keep `check --mode` on 5,000 modules within seconds)
     k = CENTRALITY_SAMPLES if graph.number_of_nodes() > 400 else None
     scores = nx.betweenness_centrality(graph, k=k, seed=20260401 if k else None, normalized=True)
-    documented = ws.documented_by()
+    documented = documented_by_of(ws)
     out = []
     for module, score in sorted(scores.items()):
         score = round(score, 6)

@@ -18,6 +18,8 @@ from engine.discovery.files import INVALID_IGNORE_PATTERN
 from engine.discovery.references import MAX_EVIDENCE
 from engine.discovery.resolve import analyzer_versions
 from engine.hashing import canonical_json
+from engine.heap import built
+from engine.memo import ViewKey
 from engine.model import (
     AREA,
     CHANGE,
@@ -32,6 +34,8 @@ from engine.model import (
     entity_id,
     split_id,
 )
+from engine.state import ModelState
+from engine.transitions import resolved
 
 if TYPE_CHECKING:
     from engine.state import ModelState as Workspace
@@ -417,4 +421,13 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
     return coverage
 
 
-__all__ = ["Entity", "Snapshot", "build_snapshot", "classification"]
+SNAPSHOT: ViewKey[Snapshot] = ViewKey("snapshot")
+
+
+def snapshot_of(state: ModelState) -> Snapshot:
+    """The snapshot of a state, built once per state."""
+    state = resolved(state)
+    return state.view(SNAPSHOT, built(lambda: build_snapshot(state)))
+
+
+__all__ = ["SNAPSHOT", "Entity", "Snapshot", "build_snapshot", "classification", "snapshot_of"]

@@ -6,7 +6,8 @@ when something changes, and the editor buffers the facts were analyzed from. It 
 a new state (`engine.transitions`), sharing every unchanged part through persistent maps. A worker handed a
 state computes on it while edits go on producing newer ones; its result belongs to that state.
 
-Derived views (snapshot, findings, retrieval projection and index, reverse indexes) are memoised per state.
+Derived views (snapshot, findings, retrieval projection and index, reverse indexes) are memoised per state,
+each by the module that derives it, which imports this one (never the other way).
 Findings and the reverse indexes are derived incrementally from the last state that computed them: a state
 remembers those values ("seeds") together with the files whose resolution changed since.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from immutables import Map
 
@@ -26,8 +27,11 @@ from engine.discovery.references import DocumentResolution
 from engine.discovery.resolve import ModuleResolution, analyzer_versions
 from engine.discovery.universe import EMPTY, Key, Universe
 from engine.hashing import canonical_hash
-from engine.heap import built
+from engine.memo import ViewKey
 from engine.model import DOCUMENT, MODULE, entity_id
+
+V = TypeVar("V")
+
 
 SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by")
 MAX_SEED_CHANGES = 4096  # beyond this many changed files, derive a view from scratch
@@ -188,82 +192,19 @@ class ModelState:
 
     # ------------------------------------------------------------------ views
 
-    def view(self, name: str, build: Callable[[], Any]) -> Any:
+    def view(self, key: ViewKey[V] | str, build: Callable[[], V]) -> V:
         """A derived value, built at most once per state (concurrent callers may race to build it; the
-        first one stored wins and every caller gets that one)."""
+        first one stored wins and every caller gets that one). Each derived view's module owns its key and
+        the function that reads it (`snapshot_of(state)`, `findings_index_of(state)`...): the state knows no
+        view."""
+        name = key.name if isinstance(key, ViewKey) else key
         found = self._views.get(name, _MISSING)
         if found is not _MISSING:
-            return found
-        return self._views.setdefault(name, build())  # atomic: one value per name wins
+            return found  # type: ignore[no-any-return]  # stored under this key by `build`, so a V
+        return self._views.setdefault(name, build())  # type: ignore[no-any-return]  # atomic: one value per name wins
 
-    def has_view(self, name: str) -> bool:
-        return name in self._views
-
-    def with_resolutions(self) -> ModelState:
-        """This state with every document and module resolved (itself when it already is)."""
-        if self.resolved:
-            return self
-        from engine.transitions import resolve_everything
-        return self.view("resolved", built(lambda: resolve_everything(self)))  # type: ignore[no-any-return]
-
-    def snapshot(self) -> Any:
-        from engine.snapshot import build_snapshot
-        state = self.with_resolutions()
-        return state.view("snapshot", built(lambda: build_snapshot(state)))
-
-    def findings_index(self) -> Any:
-        """The findings of every file, by path (engine.reconcile.FindingsIndex)."""
-        from engine.reconcile import FindingsIndex
-        state = self.with_resolutions()
-        seed = state.seeds.get("findings-index")
-        if seed is None:  # every document's findings: a bulk build
-            return state.view("findings-index", built(lambda: FindingsIndex.derive(state, None)))
-        return state.view("findings-index", lambda: FindingsIndex.derive(state, seed))
-
-    def findings(self) -> list[Any]:
-        """Every finding, with configured severities and ignores applied, sorted."""
-        from engine.reconcile import apply_config
-        state = self.with_resolutions()
-        return state.view("findings", lambda: apply_config(state, state.findings_index().all()))  # type: ignore[no-any-return]
-
-    def documented_by(self) -> Mapping[str, tuple[tuple[str, str, str | None], ...]]:
-        """Entity id -> (document, relation kind, symbol) for every document relation pointing at it, sorted:
-        the reverse index behind hovers, code lenses and go-to-definition."""
-        from engine.reverse import DocumentedBy
-        state = self.with_resolutions()
-        index = state.view("documented-by", lambda: DocumentedBy.derive(state, state.seeds.get("documented-by")))
-        return index.targets  # type: ignore[no-any-return]
-
-    def referenced_by(self) -> Mapping[str, tuple[str, ...]]:
-        """Entity id -> the documents with a reference resolving to it (sorted): where find-references looks.
-        Unlike `documented_by` it ignores per-document relation limits."""
-        from engine.reverse import ReferencedBy
-        state = self.with_resolutions()
-        index = state.view("referenced-by", lambda: ReferencedBy.derive(state, state.seeds.get("referenced-by")))
-        return index.targets  # type: ignore[no-any-return]
-
-    def projection(self) -> Any:
-        from engine.retrieval.project import project
-        state = self.with_resolutions()
-        return state.view("projection", built(lambda: project(state, state.snapshot())))
-
-    def retriever(self, mode: str = "combined") -> Any:
-        """The ranked retrieval index over the current projection (engine.retrieval.rank)."""
-        from engine.retrieval.rank import Retriever
-        state = self.with_resolutions()
-        return state.view(f"retriever:{mode}", built(lambda: Retriever(state.projection(), mode)))
-
-    def area_suggestions(self) -> list[dict[str, Any]]:
-        """Seeded Louvain communities as candidate areas, only when the layout is flat (fewer than 2 areas)."""
-        from engine.graph import area_suggestions
-        layout = self.universe.layout
-        if layout is None or len(layout.areas) >= 2 or len(self.universe.modules) < 6:
-            return []
-        state = self.with_resolutions()
-        return state.view("suggestions", lambda: [
-            s for s in area_suggestions([r for path in sorted(state.modules.keys())
-                                         for r in state.modules[path].relations])
-            if s["label"] not in layout.areas])
+    def has_view(self, key: ViewKey[Any] | str) -> bool:
+        return (key.name if isinstance(key, ViewKey) else key) in self._views
 
     # ------------------------------------------------------------------ lineage
 

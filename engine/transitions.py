@@ -23,7 +23,8 @@ from engine.discovery.files import ANALYZED_KINDS, file_kind, normalise, read_te
 from engine.discovery.imports import ModuleResolution, resolve_module
 from engine.discovery.references import DocumentResolution, resolve_document
 from engine.discovery.universe import Key, Universe, UniverseBuilder
-from engine.heap import bulk
+from engine.heap import built, bulk
+from engine.memo import ViewKey
 from engine.model import MarkdownFacts, ModuleFacts
 from engine.state import ModelState, Structure
 
@@ -296,7 +297,7 @@ def apply_changes(state: ModelState, changes: Iterable[Change]) -> tuple[ModelSt
     changes = list(changes)
     # a costly change allocates as much as a small scan: collection paused and the survivors frozen (engine.heap)
     with bulk() if costly(changes, state) else nullcontext():
-        state = state.with_resolutions()
+        state = resolved(state)
         builder = _Builder(state)
         for change in changes:
             builder.apply(change)
@@ -308,9 +309,20 @@ def apply_changes(state: ModelState, changes: Iterable[Change]) -> tuple[ModelSt
 def apply_change(state: ModelState, path: str, text: str | None = FROM_DISK) -> tuple[ModelState, UpdateReport]:
     """One file changed: from an editor buffer's `text`, or on disk (`None`; gone from disk = removed)."""
     started = time.perf_counter()
-    new, resolved = apply_changes(state, [Change(path, text)])
+    new, changed_paths = apply_changes(state, [Change(path, text)])
     clean = normalise(path) or path
-    return new, UpdateReport(clean, new is not state.with_resolutions(), resolved, time.perf_counter() - started)
+    return new, UpdateReport(clean, new is not resolved(state), changed_paths, time.perf_counter() - started)
 
 
-__all__ = ["FROM_DISK", "Change", "UpdateReport", "apply_change", "apply_changes", "costly", "resolve_everything"]
+RESOLVED: ViewKey[ModelState] = ViewKey("resolved")
+
+
+def resolved(state: ModelState) -> ModelState:
+    """This state with every document and module resolved (itself when it already is)."""
+    if state.resolved:
+        return state
+    return state.view(RESOLVED, built(lambda: resolve_everything(state)))
+
+
+__all__ = ["FROM_DISK", "RESOLVED", "Change", "UpdateReport", "apply_change", "apply_changes", "costly",
+           "resolve_everything", "resolved"]

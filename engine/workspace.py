@@ -20,9 +20,15 @@ from typing import Any
 from engine.config import Config, load_config
 from engine.discovery.files import IgnoreRules
 from engine.discovery.universe import Universe, build_universe
+from engine.graph import area_suggestions_of
+from engine.reconcile import findings_index_of, findings_of
+from engine.retrieval.project import projection_of
+from engine.retrieval.rank import retriever_of
+from engine.reverse import documented_by_of, referenced_by_of
 from engine.scan import Progress, scan_state
+from engine.snapshot import snapshot_of
 from engine.state import ModelState, ScanReport, Structure
-from engine.transitions import Change, UpdateReport, apply_change, apply_changes
+from engine.transitions import Change, UpdateReport, apply_change, apply_changes, resolved
 
 
 class Workspace:
@@ -65,7 +71,7 @@ class Workspace:
         return state.scan
 
     def ensure_resolved(self) -> ModelState:
-        self._state = self._state.with_resolutions()
+        self._state = resolved(self._state)
         return self._state
 
     def update(self, path: str, text: str | None = None) -> UpdateReport:
@@ -89,11 +95,11 @@ class Workspace:
 
     @property
     def documents(self) -> Mapping[str, Any]:
-        return self._state.with_resolutions().documents
+        return resolved(self._state).documents
 
     @property
     def modules(self) -> Mapping[str, Any]:
-        return self._state.with_resolutions().modules
+        return resolved(self._state).modules
 
     @property
     def facts(self) -> Mapping[str, Any]:
@@ -112,28 +118,28 @@ class Workspace:
         return self._state.scan
 
     def snapshot(self) -> Any:
-        return self._state.snapshot()
+        return snapshot_of(self._state)
 
     def findings_index(self) -> Any:
-        return self._state.findings_index()
+        return findings_index_of(self._state)
 
     def findings(self) -> list[Any]:
-        return self._state.findings()
+        return findings_of(self._state)
 
     def documented_by(self) -> Mapping[str, Any]:
-        return self._state.documented_by()
+        return documented_by_of(self._state)
 
     def referenced_by(self) -> Mapping[str, Any]:
-        return self._state.referenced_by()
+        return referenced_by_of(self._state)
 
     def projection(self) -> Any:
-        return self._state.projection()
+        return projection_of(self._state)
 
     def retriever(self, mode: str = "combined") -> Any:
-        return self._state.retriever(mode)
+        return retriever_of(self._state, mode)
 
     def area_suggestions(self) -> list[dict[str, Any]]:
-        return self._state.area_suggestions()
+        return area_suggestions_of(self._state)
 
     def reuse_report(self) -> dict[str, Any]:
         return self._state.reuse_report()

@@ -27,6 +27,8 @@ from engine.ide.navigation import area_location, documents_about
 from engine.ide.types import Location
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE
 from engine.payloads import lookup
+from engine.retrieval.project import PROJECTION, projection_of
+from engine.retrieval.rank import COMBINED, retriever_of
 from engine.state import ModelState
 from lsp import scanning
 from lsp.folders import Folder
@@ -50,9 +52,9 @@ async def _projection(folder: Folder, state: ModelState) -> Any:
     """The state's retrieval projection: read from .docbridge/index when it was built from the same inputs,
     else built in a worker thread (memoised on the state)."""
     def build() -> Any:
-        return state.view("projection", lambda: load_projection(state) or state.projection())
-    if state.has_view("projection"):
-        return state.projection()
+        return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+    if state.has_view(PROJECTION):
+        return projection_of(state)
     return await asyncio.to_thread(build)
 
 
@@ -96,7 +98,7 @@ def _keep_index_warm(ls: DocBridgeServer, folder: Folder) -> None:
     def warm() -> None:
         folder.warm_timer = None
         state = folder.state
-        if state is None or folder.refused or state.has_view("retriever:combined") or \
+        if state is None or folder.refused or state.has_view(COMBINED) or \
                 state.revision in folder.indexing:
             return
         ls.spawn(_warm(ls, folder, state))
@@ -120,15 +122,15 @@ async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelSt
     from engine.retrieval.rank import Retriever
     if folder.after_change is None:  # used once: kept ready after edits from now on
         folder.after_change = functools.partial(_keep_index_warm, ls)
-    if state.has_view("retriever:combined"):
-        return state.retriever()
+    if state.has_view(COMBINED):
+        return retriever_of(state)
     task = folder.indexing.get(state.revision)
     if task is None:
         async def build() -> Any:
             async with folder.index_lock:
                 projection = await _projection(folder, state)
                 return await asyncio.to_thread(
-                    lambda: state.view("retriever:combined", lambda: Retriever(projection, "combined")))
+                    lambda: state.view(COMBINED, lambda: Retriever(projection, "combined")))
         task = folder.indexing[state.revision] = asyncio.ensure_future(build())
         for revision in [r for r in folder.indexing if r < state.revision and folder.indexing[r].done()]:
             del folder.indexing[revision]

@@ -22,7 +22,7 @@ from engine.findings import RULES, Finding
 from engine.heap import bulk
 from engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
 from engine.model import Span
-from engine.reconcile import apply_config
+from engine.reconcile import FINDINGS_INDEX, apply_config, findings_index_of
 from engine.safe_io import ArtifactPathError, read_artifact
 from engine.state import ModelState
 from engine.transitions import INLINE_CHARS
@@ -198,7 +198,7 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     state = folder.state
     if state is None:
         return 0
-    index = index if index is not None else state.findings_index()
+    index = index if index is not None else findings_index_of(state)
     also = frozenset(folder.noticed) | (frozenset(path for path, _ in folder.published.values()) if everything
                                         else frozenset())
     sent = 0
@@ -219,10 +219,10 @@ def _report_total(server: DocBridgeServer, folder: Folder, index: Any) -> None:
 
 def _cheap(state: ModelState) -> bool:
     """Whether the findings of `state` derive from its seed, and turn into diagnostics, in a few milliseconds."""
-    seed = state.seeds.get("findings-index")
+    seed = state.seeds.get(FINDINGS_INDEX.name)
     if seed is not None and any(len(state.buffers.get(path) or "") > INLINE_CHARS for path in seed.changed):
         return False  # a large buffer's thousands of findings: derived and encoded off the loop
-    if state.has_view("findings-index"):
+    if state.has_view(FINDINGS_INDEX):
         return True
     # generated regions are rendered again on every derive (a page reads the whole model): never on the loop
     return seed is not None and len(seed.changed) <= INLINE_CHANGES and \
@@ -247,7 +247,7 @@ def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = fr
         folder.forced = set()
         if _cheap(state):
             try:
-                publish(server, folder, state.findings_index(), force=forced)
+                publish(server, folder, findings_index_of(state), force=forced)
             except Exception:
                 log.exception("publishing diagnostics failed")
             return
@@ -268,7 +268,7 @@ async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: Mode
             # the findings and their diagnostics' JSON, off the loop (a large document's thousands of findings
             # took the loop most of a second to convert); only sending is left to the loop
             with bulk():  # a large document's findings are many objects: no collection walks them (engine.heap)
-                index = state.findings_index()
+                index = findings_index_of(state)
                 paths = _paths_to_publish(state, index, forced, since, noticed)
                 return index, [(path, outgoing(server, folder, path, file_diagnostics(
                     server, folder, state, path, index.by_path.get(path, ())))) for path in paths]
@@ -296,11 +296,11 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
     state = folder.state
     if state is None:
         return 0
-    index = await asyncio.to_thread(state.findings_index)
+    index = await asyncio.to_thread(findings_index_of, state)
     if folder.state is not state:  # changed meanwhile: derive the newest from it (cheap now)
         state = folder.state
         assert state is not None
-        index = state.findings_index()
+        index = findings_index_of(state)
     sent = 0
     for path in sorted(first):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), True)

@@ -15,7 +15,7 @@ from engine.config import LimitsConfig
 from engine.ide import hover as ide_hover
 from engine.ide import navigation as ide
 from engine.ide.symbols import document_symbols, outline
-from engine.ide.text import lines_of
+from engine.text import lines_of
 from lsp.positions import uri_to_path
 from lsp.protocol import LATER
 from lsp.server import DocBridgeServer, Target, safely

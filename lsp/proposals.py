@@ -15,9 +15,11 @@ from typing import Any
 from lsprotocol import types as T
 
 from engine.ide.proposals import APPROVE, CODE, REJECT, ProposalHint
-from engine.ide.text import lines_of
 from engine.model import Span
+from engine.reconcile import findings_index_of
+from engine.snapshot import snapshot_of
 from engine.state import ModelState
+from engine.text import lines_of
 from lsp.folders import Folder
 from lsp.server import DocBridgeServer
 
@@ -45,7 +47,7 @@ def refresh(server: DocBridgeServer, folder: Folder) -> None:
     state = folder.state
     if state is None:
         return
-    index = state.findings_index()
+    index = findings_index_of(state)
     paths = {path for path, _ in folder.published.values()}
     paths |= {path for path in state.universe.paths() if pending_hints(state, path)}
     for path in sorted(p for p in paths if p is not None):
@@ -78,14 +80,14 @@ async def _decide(ls: DocBridgeServer, args: tuple[Any, ...], approve: bool) -> 
                          "is approved or rejected by a person.")
     state = folder.state
     assert state is not None
-    entities = (await asyncio.to_thread(state.snapshot)).entities
+    entities = (await asyncio.to_thread(snapshot_of, state)).entities
     try:
         moved = await asyncio.to_thread(decide, folder.root, entities, proposal_id, by, approve, reason,
                                         state.config.intelligence.registry.agent_ids())
     except DecisionRefused as exc:
         raise ValueError(str(exc)) from exc
     from lsp.diagnostics import publish_findings
-    index = await asyncio.to_thread(state.findings_index)
+    index = await asyncio.to_thread(findings_index_of, state)
     for item in moved.get("evidence") or ():
         path = item.get("path") if isinstance(item, dict) else None
         if isinstance(path, str) and state.universe.exists(path):

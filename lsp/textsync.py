@@ -17,7 +17,7 @@ from typing import Any
 from lsprotocol import types as T
 from pygls.workspace.text_document import TextDocument
 
-from engine.ide.text import LINE_BREAK
+from engine.text import LINE_BREAK
 
 _original = TextDocument._apply_incremental_change  # pygls's own (tests compare with it where it is right)
 

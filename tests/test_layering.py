@@ -8,7 +8,10 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = ("lsp", "pygls", "lsprotocol")
@@ -138,3 +141,45 @@ def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engin
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "SOURCE current" in result.stderr, result.stderr[-2000:]
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
+
+
+def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_the_engine_keeps_its_layers_and_never_imports_the_server() -> None:
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    # a function-local import counts: the state (a lower layer) reaching for the command line
+    ("engine/state.py", "    def _upward(self) -> None:\n        from engine.cli import main  # noqa: F401\n\n",
+     "engine.state is not allowed to import engine.cli"),
+    ("engine/model.py", "import lsp.server  # noqa: E402,F401\n", "engine.model -> lsp"),
+])
+def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, line: str, broken: str) -> None:
+    for name in ("engine", "lsp"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    assert _lint_imports(tmp_path).returncode == 0  # the copy keeps the contracts
+    target = tmp_path / module
+    text = target.read_text(encoding="utf-8")
+    anchor = "    def has_view(" if line.startswith("    def") else "\n\n\n"
+    assert anchor in text
+    target.write_text(text.replace(anchor, line + anchor if anchor.startswith("    ") else "\n" + line + anchor, 1),
+                      encoding="utf-8")
+    result = _lint_imports(tmp_path)
+    assert result.returncode != 0 and broken in result.stdout, result.stdout[-3000:]
+
+
+def test_every_engine_module_belongs_to_a_layer() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c["layers"] for c in contracts["contracts"] if c["type"] == "layers")
+    members = [m.strip() for layer in layers for m in layer.replace("|", ":").split(":")]
+    modules = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "engine").rglob("*.py")
+                     if p.name != "__init__.py")
+    outside = [m for m in modules if not any(m == member or m.startswith(member + ".") for member in members)]
+    assert len(modules) > 80 and outside == []

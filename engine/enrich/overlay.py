@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -235,69 +234,3 @@ def overlay_source(root: Path, config: Any) -> str | None:
         return None
     overlay = read_overlay(root, warn=False)
     return overlay.content_hash if overlay is not None else "none"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "intent"
-
-
-def apply_overlay(root: Path, config: Any, entries: list[Any], entities: dict[str, Any],
-                  force: bool | None = None) -> str:
-    """Apply the live accepted entries to the projection's entries (in place); the overlay hash.
-
-    Aliases, summaries (only where none), intents (new entries, provenance `proposed`), the canonical
-    marker and rank hints (the entry's agent signal, summed and capped at 1), proposed relations (edges of
-    confidence `proposed`). Flags and area suggestions change nothing. Observed fields are only added to."""
-    if not (enabled(config) if force is None else force):
-        return EMPTY_OVERLAY_HASH
-    from engine.retrieval.project import Edge, Entry, _limit
-    live, _ = live_entries(read_overlay(root), entities)
-    if not live:
-        return EMPTY_OVERLAY_HASH
-    by_id = {e.id: e for e in entries}
-    signals: dict[str, float] = {}
-    new: list[Any] = []
-    for item in sorted(live, key=lambda e: str(e["proposalId"])):
-        kind, payload, target = item.get("kind"), item.get("payload", {}), by_id.get(item.get("entity"))
-        if target is None and kind != "propose-relation":
-            continue
-        if kind == "add-alias" and target is not None:
-            alias = str(payload["alias"])
-            if alias not in target.aliases:
-                target.aliases = (*target.aliases, alias)
-                target.fields["aliases"] = _limit(f"{target.fields['aliases']} {alias}".strip(), "aliases")
-        elif kind == "summarize" and target is not None and not target.summary:
-            target.summary = str(payload["summary"])
-            target.fields["summary"] = _limit(target.summary, "summary")
-        elif kind == "add-intent" and target is not None:
-            phrase = str(payload["phrase"])
-            new.append(Entry(
-                id=f"intent:proposed-{_slug(phrase)}-{str(item['proposalId'])[:8]}", kind="intent", path=target.path,
-                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=frozenset(),
-                tags=("intent", "proposed"), fields={"title": phrase, "headings": "", "symbols": "",
-                                                     "path": target.path, "aliases": "intent proposed",
-                                                     "summary": "", "body": target.path},
-                content_hash=str(item["targetContentHash"]), provenance="proposed", confidence="proposed",
-                edges=(Edge("documents", target.id, "out", "proposed"),)))
-        elif kind == "mark-canonical" and target is not None:
-            if "canonical" not in target.tags:
-                target.tags = (*target.tags, "canonical")
-            signals[target.id] = signals.get(target.id, 0.0) + CANONICAL_SIGNAL
-        elif kind == "rank-hint" and target is not None:
-            signals[target.id] = signals.get(target.id, 0.0) + SIGNAL.get(str(payload.get("relevance")), 0.0)
-        elif kind == "propose-relation":
-            source, other, relation = by_id.get(payload.get("from")), by_id.get(payload.get("to")), payload.get("kind")
-            if source is None or other is None or source is other:
-                continue
-            if not any(e.kind == relation and e.other == other.id for e in source.edges):
-                source.edges = tuple(sorted((*source.edges, Edge(relation, other.id, "out", "proposed")),
-                                            key=lambda e: (e.kind, e.other, e.direction)))
-                other.edges = tuple(sorted((*other.edges, Edge(relation, source.id, "in", "proposed")),
-                                           key=lambda e: (e.kind, e.other, e.direction)))
-                if relation == "covers" and source.id not in other.covered_by:
-                    other.covered_by = tuple(sorted((*other.covered_by, source.id)))
-    for entry_id, signal in signals.items():
-        by_id[entry_id].agent_signal = round(min(1.0, signal), 6)
-    entries.extend(new)
-    entries.sort(key=lambda e: e.id)
-    return live_hash(live)

@@ -38,6 +38,9 @@ from engine.enrich.overlay import (
 from engine.enrich.proposals import KINDS, PROTOCOL, ROLE_KINDS, ROLE_TASKS
 from engine.enrich.validate import INVENTED, Context, Partition, redact, rejection, validate
 from engine.hashing import canonical_hash, canonical_json
+from engine.reconcile import findings_of
+from engine.retrieval.project import projection_of
+from engine.snapshot import snapshot_of
 
 MAX_NEIGHBOURS = 32
 BATCH_PACKS = 16
@@ -117,7 +120,7 @@ def build_packs(state: Any, snapshot: Any, role: str, max_bytes: int) -> list[di
             neighbours[relation.source].add((relation.kind, "out", relation.target))
             neighbours[relation.target].add((relation.kind, "in", relation.source))
     findings: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for finding in state.findings():
+    for finding in findings_of(state):
         if finding.path:
             findings[finding.path].append({"code": finding.code, "message": finding.message[:300],
                                            "line": finding.range.start.line + 1 if finding.range else None,
@@ -356,7 +359,7 @@ def collect(root: Path, role: Role, packs: list[dict[str, Any]], snapshot_hash: 
 
 
 def context_for(state: Any, snapshot: Any) -> Context:
-    projection = state.projection()
+    projection = projection_of(state)
     root: Path = state.root
     entities = snapshot.entities
     counts: dict[str, int | None] = {}
@@ -387,7 +390,7 @@ def context_for(state: Any, snapshot: Any) -> Context:
     return Context(
         snapshot_hash=snapshot.content_hash, entities=entities,
         observed={(r.source, r.kind, r.target) for r in snapshot.relations},
-        diagnostics={f.fingerprint for f in state.findings()}, line_count=line_count,
+        diagnostics={f.fingerprint for f in findings_of(state)}, line_count=line_count,
         summaries={e.id: e.summary for e in projection.entries},
         names=sorted({n.lower() for n in names if n}),
         area_paths={e.id: e.path for e in entities.values() if e.kind == "area" and e.path},
@@ -443,7 +446,7 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
     judge = next((r for r in chosen if r.name == "adjudicator"), None)
     chosen = [r for r in chosen if r.name != "adjudicator"]
     state = workspace.ensure_resolved()
-    snapshot = state.snapshot()
+    snapshot = snapshot_of(state)
     root: Path = workspace.root
     previous = read_overlay(root)
     stats = RunStats()

@@ -14,10 +14,12 @@ from engine.ide.completion import relative_link
 from engine.ide.navigation import reference_at, unit_of
 from engine.ide.proposals import CODE as PROPOSAL_CODE
 from engine.ide.proposals import proposal_actions
-from engine.ide.text import lines_of
 from engine.ide.types import QUICKFIX, SOURCE, Action, Lens, TextEdit, WorkspaceEdit
 from engine.model import MODULE, Span
+from engine.reconcile import findings_index_of
+from engine.reverse import documented_by_of
 from engine.state import ModelState
+from engine.text import lines_of
 
 _HASH = re.compile(r"hash=([A-Za-z0-9]+)")
 
@@ -126,7 +128,7 @@ def regenerate_region(state: ModelState, path: str, lines: list[str], start: Any
     if template not in MODEL_TEMPLATES:
         return None
     try:
-        sealed = render_region(state, template, key, apply_config(state, state.findings_index().base_findings()))
+        sealed = render_region(state, template, key, apply_config(state, findings_index_of(state).base_findings()))
     except RenderError:
         return None
     newline = "\r\n" if lines[start].endswith("\r") else "\n"
@@ -209,7 +211,7 @@ def code_lenses(state: ModelState, path: str) -> list[Lens]:
     # one pass over what documents say about the module: the module itself, and each export by name
     module_docs: set[str] = set()
     by_symbol: dict[str, set[str]] = {}
-    for document, kind, symbol in state.documented_by().get(module_id, ()):
+    for document, kind, symbol in documented_by_of(state).get(module_id, ()):
         if kind == "mentions-symbol":
             by_symbol.setdefault(symbol, set()).add(document)
         elif kind in ("covers", "mentions", "links-to"):

@@ -8,10 +8,10 @@ import posixpath
 import re
 from typing import Any
 
-from engine.ide.text import line_of
 from engine.ide.types import Completion
 from engine.model import Span
 from engine.state import ModelState
+from engine.text import line_of
 
 _LINK_TARGET = re.compile(r"\]\(([^()\s]*)$")
 _WIKI_TARGET = re.compile(r"\[\[([^\]|#]*)$")

@@ -9,6 +9,7 @@ from typing import Any
 from engine.discovery.references import DocumentResolution, Reference, ReferenceStatus, find_heading
 from engine.ide.types import DocumentLink, Location
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
+from engine.reverse import documented_by_of, referenced_by_of
 from engine.state import ModelState
 
 INDEX_NAMES = ("index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs")
@@ -134,7 +135,7 @@ def area_documents(state: ModelState, info: Any) -> list[str]:
     """Documents describing an area, best first: the ownership's agent document, then documents covering it,
     then documents mentioning it, the most linked-to first. (Handoffs rank with PageRank over the projection;
     go-to-definition must stay cheap right after an edit, so it ranks by inbound links.)"""
-    index = state.documented_by()
+    index = documented_by_of(state)
     universe = state.universe
     picks: list[str] = []
     record = next((r for r in state.config.ownership if r.id == info.ownership_id), None) \
@@ -154,7 +155,7 @@ def area_documents(state: ModelState, info: Any) -> list[str]:
 def documents_about(state: ModelState, entity: str, symbol: str | None = None) -> list[tuple[str, str]]:
     """(document, relation) pairs of documents that cover or mention `entity` (or name `symbol` in it)."""
     found: dict[str, str] = {}
-    for path, kind, named in state.documented_by().get(entity, ()):
+    for path, kind, named in documented_by_of(state).get(entity, ()):
         if symbol is not None and kind == "mentions-symbol" and named != symbol:
             continue
         if kind in ("covers", "mentions", "mentions-symbol", "links-to"):
@@ -219,7 +220,7 @@ def definitions(state: ModelState, path: str, line: int, column: int) -> list[Lo
 def _references_to(state: ModelState, target: str, anchor: str | None = None,
                    symbol: str | None = None) -> list[Location]:
     out = []
-    for path in state.referenced_by().get(target, ()):
+    for path in referenced_by_of(state).get(target, ()):
         resolution = state.documents.get(path)
         if resolution is None:
             continue

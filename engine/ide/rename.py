@@ -21,10 +21,11 @@ from engine.discovery.files import normalise
 from engine.discovery.markdown import custom_heading_id, slugify
 from engine.discovery.references import Reference, ReferenceStatus, site_slug
 from engine.ide.navigation import reference_at
-from engine.ide.text import lines_of
 from engine.ide.types import FileMove, TextEdit, WorkspaceEdit
 from engine.model import DOCUMENT, Heading, MarkdownFacts, Span, split_id
+from engine.reverse import referenced_by_of
 from engine.state import ModelState
+from engine.text import lines_of
 
 S = ReferenceStatus
 _ATX = re.compile(r"^(\s{0,3}#{1,6}[ \t]+)(.*?)([ \t]+#+[ \t]*)?[ \t]*$")
@@ -425,7 +426,7 @@ def rename_heading(state: ModelState, path: str, line: int, new_text: str) -> Wo
     edits: dict[tuple[str, int, int], TextEdit] = {}
     edits[(path, found[0].line, found[0].column)] = TextEdit(path, found[0], new_text)
     target_id = f"{DOCUMENT}:{path}"
-    sources = set(state.referenced_by().get(target_id, ())) | {path}
+    sources = set(referenced_by_of(state).get(target_id, ())) | {path}
     for source in sorted(sources):
         resolution = state.documents.get(source)
         if resolution is None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from engine.discovery.analyze import analyze_file
-from engine.ide.text import split_lines
 from engine.ide.types import Symbol
 from engine.model import MarkdownFacts, Span
+from engine.text import split_lines
 
 
 def document_symbols(facts: MarkdownFacts, lines: list[str]) -> list[Symbol]:

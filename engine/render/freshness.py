@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from engine.findings import RULES, Finding, Range, fingerprint
-from engine.ide.text import lines_of
 from engine.render.pages import MODEL_TEMPLATES, render_region
 from engine.render.templating import RenderError, marker_attributes
 from engine.state import ModelState
+from engine.text import lines_of
 
 
 def has_template_regions(state: ModelState, path: str) -> bool:

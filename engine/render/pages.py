@@ -15,9 +15,11 @@ from typing import Any
 
 from engine.findings import Finding
 from engine.hashing import canonical_hash, sha256_bytes
+from engine.reconcile import findings_index_of
 from engine.render import DEFAULT_OUTPUT, views
 from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
 from engine.safe_io import MAX_ARTIFACT_BYTES, UnsafeFileError, WriteRefused, read_regular, write_target
+from engine.snapshot import snapshot_of
 from engine.state import ModelState
 
 MULTI_PAGE = ("area", "ownership")
@@ -47,7 +49,7 @@ def base_findings(state: ModelState) -> list[Finding]:
     """The findings an area page lists: every finding but the generated-region ones, with configured severities
     and ignores applied."""
     from engine.reconcile import apply_config
-    index = state.findings_index()
+    index = findings_index_of(state)
     return apply_config(state, list(index.base_findings()))
 
 
@@ -115,7 +117,7 @@ def render_pages(state: ModelState, name: str, *, key: str | None = None, since:
         pages = [_page(template, n, k, v) for n, k, v in model_views(state, name, key)]
     elif name == "change-digest":
         previous, shown = load_previous(state.root, since)
-        current = state.snapshot().to_json_obj()
+        current = snapshot_of(state).to_json_obj()
         source = shown
         pages = [_page(template, SINGLE_NAMES[name], None, views.change_digest_view(previous, current, shown))]
     else:

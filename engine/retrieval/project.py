@@ -21,15 +21,27 @@ What the projection also records for ranking, each a property of the repository,
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.discovery.roles import TEMPLATE_FILE
-from engine.enrich.overlay import EMPTY_OVERLAY_HASH
+from engine.enrich.overlay import (
+    CANONICAL_SIGNAL,
+    EMPTY_OVERLAY_HASH,
+    SIGNAL,
+    enabled,
+    live_entries,
+    live_hash,
+    read_overlay,
+)
 from engine.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
 from engine.hashing import canonical_hash
+from engine.heap import built
 from engine.lexicon import LEXICON_VERSION
+from engine.memo import ViewKey
 from engine.model import (
     AREA,
     CHANGE,
@@ -44,6 +56,7 @@ from engine.model import (
 )
 
 if TYPE_CHECKING:
+    from engine.state import ModelState
     from engine.state import ModelState as Workspace
 
 PROJECTION_VERSION = 5
@@ -405,8 +418,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
                     "aliases": " ".join([*aliases, "change"]), "summary": "", "body": ""},
             content_hash=canonical_hash({"change": change.model_dump(mode="json")}), provenance="declared",
             confidence="declared"))
-    from engine.enrich.overlay import apply_overlay  # live accepted enrichment, only while enabled
-    overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)
+    overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)  # live accepted enrichment
     entries.sort(key=lambda e: e.id)
     return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash)
 
@@ -596,3 +608,83 @@ def _containment(entity: Any, layout: Any) -> tuple[str | None, str | None]:
         package = layout.package_of(entity.path)
         return (area.id if area else None), (package.id if package else None)
     return None, None
+
+
+# ---------------------------------------------------------------- accepted enrichment (engine/enrich/overlay.py)
+
+
+def _intent_slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "intent"
+
+
+def apply_overlay(root: Path, config: Any, entries: list[Any], entities: dict[str, Any],
+                  force: bool | None = None) -> str:
+    """Apply the live accepted entries to the projection's entries (in place); the overlay hash.
+
+    Aliases, summaries (only where none), intents (new entries, provenance `proposed`), the canonical
+    marker and rank hints (the entry's agent signal, summed and capped at 1), proposed relations (edges of
+    confidence `proposed`). Flags and area suggestions change nothing. Observed fields are only added to."""
+    if not (enabled(config) if force is None else force):
+        return EMPTY_OVERLAY_HASH
+    live, _ = live_entries(read_overlay(root), entities)
+    if not live:
+        return EMPTY_OVERLAY_HASH
+    by_id = {e.id: e for e in entries}
+    signals: dict[str, float] = {}
+    new: list[Any] = []
+    for item in sorted(live, key=lambda e: str(e["proposalId"])):
+        kind, payload, target = item.get("kind"), item.get("payload", {}), by_id.get(item.get("entity"))
+        if target is None and kind != "propose-relation":
+            continue
+        if kind == "add-alias" and target is not None:
+            alias = str(payload["alias"])
+            if alias not in target.aliases:
+                target.aliases = (*target.aliases, alias)
+                target.fields["aliases"] = _limit(f"{target.fields['aliases']} {alias}".strip(), "aliases")
+        elif kind == "summarize" and target is not None and not target.summary:
+            target.summary = str(payload["summary"])
+            target.fields["summary"] = _limit(target.summary, "summary")
+        elif kind == "add-intent" and target is not None:
+            phrase = str(payload["phrase"])
+            new.append(Entry(
+                id=f"intent:proposed-{_intent_slug(phrase)}-{str(item['proposalId'])[:8]}", kind="intent",
+                path=target.path,
+                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=frozenset(),
+                tags=("intent", "proposed"), fields={"title": phrase, "headings": "", "symbols": "",
+                                                     "path": target.path, "aliases": "intent proposed",
+                                                     "summary": "", "body": target.path},
+                content_hash=str(item["targetContentHash"]), provenance="proposed", confidence="proposed",
+                edges=(Edge("documents", target.id, "out", "proposed"),)))
+        elif kind == "mark-canonical" and target is not None:
+            if "canonical" not in target.tags:
+                target.tags = (*target.tags, "canonical")
+            signals[target.id] = signals.get(target.id, 0.0) + CANONICAL_SIGNAL
+        elif kind == "rank-hint" and target is not None:
+            signals[target.id] = signals.get(target.id, 0.0) + SIGNAL.get(str(payload.get("relevance")), 0.0)
+        elif kind == "propose-relation":
+            source, other, relation = by_id.get(payload.get("from")), by_id.get(payload.get("to")), payload.get("kind")
+            if source is None or other is None or source is other:
+                continue
+            if not any(e.kind == relation and e.other == other.id for e in source.edges):
+                source.edges = tuple(sorted((*source.edges, Edge(relation, other.id, "out", "proposed")),
+                                            key=lambda e: (e.kind, e.other, e.direction)))
+                other.edges = tuple(sorted((*other.edges, Edge(relation, source.id, "in", "proposed")),
+                                           key=lambda e: (e.kind, e.other, e.direction)))
+                if relation == "covers" and source.id not in other.covered_by:
+                    other.covered_by = tuple(sorted((*other.covered_by, source.id)))
+    for entry_id, signal in signals.items():
+        by_id[entry_id].agent_signal = round(min(1.0, signal), 6)
+    entries.extend(new)
+    entries.sort(key=lambda e: e.id)
+    return live_hash(live)
+
+
+PROJECTION: ViewKey[Projection] = ViewKey("projection")
+
+
+def projection_of(state: ModelState) -> Projection:
+    """The retrieval projection of a state, built once per state."""
+    from engine.snapshot import snapshot_of  # the model's machinery: not loaded by a search of a stored index
+    from engine.transitions import resolved
+    state = resolved(state)
+    return state.view(PROJECTION, built(lambda: project(state, snapshot_of(state))))

@@ -44,13 +44,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.graph import canonicality_boost
+from engine.heap import built
 from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens, translations
 from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
 from engine.retrieval.lexical import LexicalIndex
-from engine.retrieval.project import DIRECTORY, Entry, Projection
+from engine.retrieval.project import DIRECTORY, Entry, Projection, projection_of
+
+if TYPE_CHECKING:
+    from engine.state import ModelState
+from engine.memo import ViewKey
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "canonicality", "audienceFit", "acceptedAgentSignals")
@@ -871,3 +876,17 @@ def _partial(identifier: str, token: str) -> bool:
         return False
     return identifier.startswith(token + "-") or identifier.endswith("-" + token) or (
         token in identifier and len(identifier) <= len(token) + 4)
+
+
+def retriever_key(mode: str = "combined") -> ViewKey[Retriever]:
+    return ViewKey(f"retriever:{mode}")
+
+
+COMBINED = retriever_key("combined")
+
+
+def retriever_of(state: ModelState, mode: str = "combined") -> Retriever:
+    """The ranked retrieval index over a state's projection, built once per state and mode."""
+    from engine.transitions import resolved  # the model's machinery: not loaded by a search of a stored index
+    state = resolved(state)
+    return state.view(retriever_key(mode), built(lambda: Retriever(projection_of(state), mode)))
