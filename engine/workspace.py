@@ -7,7 +7,8 @@ re-analyzes one file (from an editor buffer's text or from disk) and re-resolves
 lookups its change can affect. Each change installs a new state with the next revision; whoever holds an
 older state (a worker building a search index) keeps computing on it undisturbed.
 
-Reads (`documents`, `universe`, `findings()`, `snapshot()`...) answer from the current state.
+Reads (`documents`, `universe`, `findings()`, `snapshot()`...) answer from the current state; the derived views
+are imported when first asked for (a scan loads none of the findings, search or graph modules).
 """
 
 from __future__ import annotations
@@ -20,13 +21,7 @@ from typing import Any
 from engine.config import Config, load_config
 from engine.discovery.files import IgnoreRules
 from engine.discovery.universe import Universe, build_universe
-from engine.graph import area_suggestions_of
-from engine.reconcile import findings_index_of, findings_of
-from engine.retrieval.project import projection_of
-from engine.retrieval.rank import retriever_of
-from engine.reverse import documented_by_of, referenced_by_of
 from engine.scan import Progress, scan_state
-from engine.snapshot import snapshot_of
 from engine.state import ModelState, ScanReport, Structure
 from engine.transitions import Change, UpdateReport, apply_change, apply_changes, resolved
 
@@ -118,27 +113,35 @@ class Workspace:
         return self._state.scan
 
     def snapshot(self) -> Any:
+        from engine.snapshot import snapshot_of
         return snapshot_of(self._state)
 
     def findings_index(self) -> Any:
+        from engine.reconcile import findings_index_of
         return findings_index_of(self._state)
 
     def findings(self) -> list[Any]:
+        from engine.reconcile import findings_of
         return findings_of(self._state)
 
     def documented_by(self) -> Mapping[str, Any]:
+        from engine.reverse import documented_by_of
         return documented_by_of(self._state)
 
     def referenced_by(self) -> Mapping[str, Any]:
+        from engine.reverse import referenced_by_of
         return referenced_by_of(self._state)
 
     def projection(self) -> Any:
+        from engine.retrieval.project import projection_of
         return projection_of(self._state)
 
     def retriever(self, mode: str = "combined") -> Any:
+        from engine.retrieval.rank import retriever_of
         return retriever_of(self._state, mode)
 
     def area_suggestions(self) -> list[dict[str, Any]]:
+        from engine.graph import area_suggestions_of
         return area_suggestions_of(self._state)
 
     def reuse_report(self) -> dict[str, Any]:
