@@ -42,6 +42,7 @@ test: setup test-python test-vscode
 test-python: setup
 	$(BIN)/ruff check engine lsp docbridge tests
 	$(BIN)/lint-imports --no-cache                      # the engine's layers (pyproject.toml, docs/architecture.md)
+	$(BIN)/mypy                                         # types (pyproject.toml: strict on state, ide and search)
 	$(BIN)/docbridge check --root . --fail-on warning   # this repository's own docs: links, anchors, mentions
 	$(BIN)/python -m pytest -q
 

@@ -299,7 +299,7 @@ class _CheckedLines:
 async def _run_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
     lines = _CheckedLines()
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]  # the SDK's stream type is narrower than the text stream it reads
         lines.write_stream = write_stream
         lines.ready.set()
         lowlevel = server._lowlevel_server

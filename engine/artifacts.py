@@ -62,7 +62,7 @@ def _unreadable(coverage: dict[str, Any]) -> list[dict[str, str]]:
 def state_of(workspace: Any) -> ModelState:
     """The model state a Workspace holds, or the state itself (artifacts are written for either)."""
     from engine.state import ModelState  # the model's machinery: a search of a stored index never loads it
-    return workspace if isinstance(workspace, ModelState) else workspace.state  # type: ignore[no-any-return]
+    return workspace if isinstance(workspace, ModelState) else workspace.state
 
 
 def write_snapshot(workspace: Any) -> SnapshotArtifact:

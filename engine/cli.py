@@ -727,7 +727,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if best.get("excerpt"):
         lines.append(f"  > {best['excerpt']}")
     lines.append("")
-    if best["kind"] in (INTENT, CHANGE) or handoff:
+    if handoff is not None and (best["kind"] in (INTENT, CHANGE) or handoff):
         lines += render_handoff_text(handoff).rstrip("\n").splitlines()
     if answer["alternatives"]:
         lines.append("")

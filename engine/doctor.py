@@ -192,7 +192,7 @@ def connectivity(ws: ModelState) -> dict[str, Any]:
     layout = ws.universe.layout
     assert layout is not None
     documented = documented_by_of(ws)
-    areas = sorted(library_areas(ws))  # type: ignore[arg-type]
+    areas = sorted(library_areas(ws))
     undocumented_areas = [a for a in areas if not documented.get(entity_id(AREA, a))
                           and not any(documented.get(entity_id(MODULE, m)) for m in layout.areas[a].modules)
                           and not documented_in_code(ws, layout.areas[a].modules)]

@@ -138,7 +138,7 @@ def fingerprint(code: str, path: str | None, key: str) -> str:
 
 def summarise(findings: Iterable[Finding]) -> dict[str, Any]:
     items = list(findings)
-    by_severity = Counter(f.severity for f in items)
+    by_severity: Counter[str] = Counter(f.severity for f in items)
     return {"total": len(items),
             "by_severity": {s: by_severity[s] for s in SEVERITY_ORDER if by_severity[s]},
             "by_code": dict(sorted(Counter(f.code for f in items).items()))}

@@ -246,7 +246,7 @@ def area_suggestions(relations: Iterable[Relation], limit: int = 8) -> list[dict
         if not common:
             continue
         by_label.setdefault("/".join(common), []).extend(paths)
-    suggestions = []
+    suggestions: list[dict[str, Any]] = []
     for label, paths in by_label.items():
         paths = sorted(paths)
         suggestions.append({"label": label, "modules": paths[:8], "module_count": len(paths),

@@ -123,7 +123,8 @@ def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = 
     if record and record.layer:
         target["layer"] = record.layer
     hashes = {p: f.content_hash for p, f in ws.facts.items()}
-    evidence = [{"path": entry.path, "contentHash": entry.content_hash, "context": f"{entry.kind} {entry.id}"}]
+    evidence: list[dict[str, Any]] = [
+        {"path": entry.path, "contentHash": entry.content_hash, "context": f"{entry.kind} {entry.id}"}]
     for path, reason in list(zip(picks, reasons))[:3]:
         evidence.append({"path": path, "contentHash": hashes.get(path), "context": reason})
     notes = [entry.summary] if entry.summary else []
@@ -311,8 +312,8 @@ def _related(ws: Workspace, entry: Entry) -> list[dict[str, Any]]:
                         key=lambda item: (-len(item[1]), item[0]))
         for other, proofs in ranked[:MAX_RELATED]:
             kind, value = split_id(other)
-            path = value if kind == AREA else (layout.package_by_id(other).directory
-                                               if layout.package_by_id(other) else value)
+            package = layout.package_by_id(other) if kind != AREA else None
+            path = package.directory if package is not None else value
             related.append({"id": other, "path": path, "direction": direction, "strength": len(proofs),
                             "evidence": sorted(proofs)[:3]})
     return related

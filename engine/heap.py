@@ -62,7 +62,7 @@ def _libc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # another C library (musl): nothing to trim
         return None
 
@@ -82,7 +82,7 @@ def built(build: Callable[[], T]) -> Callable[[], T]:
 SORT_RUN = 8192  # items one C-level sort handles before the merge lets other threads run (about 5 ms)
 
 
-def sorted_in_runs(items: Iterable[T], key: Callable[[T], Any] | None = None) -> list[T]:
+def sorted_in_runs(items: Iterable[Any], key: Callable[[Any], Any] | None = None) -> list[Any]:
     """`sorted(items, key=key)`, the same list, without holding the interpreter lock for the whole sort: a sort
     of 100,000 tuples runs about 100 ms in C, and a thread analysing a large buffer would hold the language
     server's event loop that long. Runs are sorted apart and merged lazily (`heapq.merge` is stable, so equal

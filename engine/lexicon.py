@@ -130,7 +130,7 @@ def stem(token: str) -> str:
     """English Snowball stem of a plain word; identifiers with digits, paths and scopes stay whole."""
     if len(token) < 4 or not _WORD.match(token):
         return token
-    return _STEMMER.stemWord(token)  # type: ignore[no-any-return]
+    return _STEMMER.stemWord(token)
 
 
 @lru_cache(maxsize=131072)

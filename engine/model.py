@@ -44,7 +44,7 @@ def weaker_confidence(a: str, b: str) -> str:
 
 def to_row(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj):
-        return [to_row(getattr(obj, f)) for f in obj.__slots__]  # type: ignore[attr-defined]
+        return [to_row(getattr(obj, f)) for f in obj.__slots__]
     if isinstance(obj, tuple):
         return [to_row(x) for x in obj]
     return obj
@@ -71,7 +71,7 @@ class Row:
         plan = cls.__dict__.get("_plan_cache")
         if plan is None:
             steps = []
-            for index, name in enumerate(cls.__slots__):  # type: ignore[attr-defined]
+            for index, name in enumerate(cls.__slots__):
                 nested = cls._nested.get(name)
                 if nested is not None:
                     steps.append((index, lambda v, c=nested: tuple(map(c.from_row, v))))

@@ -75,7 +75,7 @@ def _template(path: str, key: str, value: Any) -> str:
     return value
 
 
-def load_registry(file: Path, shown: str) -> dict[str, Any]:
+def load_registry(file: Path, shown: str) -> dict[str, Any]:  # noqa: C901 (to split)
     try:
         raw = json.loads(read_regular(file, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError as exc:

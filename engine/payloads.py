@@ -142,10 +142,10 @@ def _ref(entry: Entry) -> dict[str, Any]:
 def _neighbourhood(projection: Projection, entry: Entry, depth: int) -> dict[str, list[dict[str, Any]]]:
     """Breadth-first over relations (both directions) plus containment, to `depth`, grouped by relation kind."""
     children: dict[str, list[str]] = {}
-    for other in projection.entries:
-        parent = other.area_id or (other.package_id if other.kind in (AREA, MODULE) else None)
+    for member in projection.entries:
+        parent = member.area_id or (member.package_id if member.kind in (AREA, MODULE) else None)
         if parent:
-            children.setdefault(parent, []).append(other.id)
+            children.setdefault(parent, []).append(member.id)
 
     def edges_of(node: Entry) -> list[tuple[str, str, str, str]]:
         out = [(e.kind, e.other, e.direction, e.confidence) for e in node.edges]

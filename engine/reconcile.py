@@ -313,7 +313,7 @@ def _import_structure(ws: ModelState, memo: dict[str, Any] | None) -> tuple[dict
     documentation edit reuses them (`memo` keeps the last ones with the versions they were built from)."""
     key = (ws.structure.modules, ws.structure.layout, check_scope(ws))
     if memo is not None and memo.get("key") == key:
-        return memo["value"]  # type: ignore[no-any-return]
+        return memo["value"]
     value = (area_imports(ws, runtime_only=check_scope(ws) == "library"), import_cycles(runtime_import_graph(
         [r for resolution in ws.modules.values() for r in resolution.relations])))
     if memo is not None:

@@ -70,7 +70,7 @@ def _derive(state: ModelState, seed: Seed | None, contribute: Callable[[str, Doc
 
 
 def _owner(entry: Any) -> str:
-    return entry if isinstance(entry, str) else entry[0]  # type: ignore[no-any-return]
+    return entry if isinstance(entry, str) else entry[0]
 
 
 class DocumentedBy:

@@ -221,38 +221,38 @@ def build_snapshot(ws: Workspace) -> Snapshot:
             facts.summary, facts.content_hash, data=data)
 
     externals: set[str] = set()
-    for path, facts in u.modules.items():
-        hashes[path] = facts.content_hash
-        resolution = ws.modules.get(path)
-        targets = {id(o.imp): o.target for o in resolution.imports} if resolution else {}
+    for path, module_facts in u.modules.items():
+        hashes[path] = module_facts.content_hash
+        module_resolution = ws.modules.get(path)
+        targets = {id(o.imp): o.target for o in module_resolution.imports} if module_resolution else {}
         area = layout.module_area.get(path)
         package = layout.package_of(path)
         data = {
             "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
-                         **({"source": e.source} if e.source else {})} for e in facts.exports],
+                         **({"source": e.source} if e.source else {})} for e in module_facts.exports],
             "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
-                         "target": targets.get(id(i))} for i in facts.imports],
+                         "target": targets.get(id(i))} for i in module_facts.imports],
             "area": entity_id(AREA, area) if area else None,
             "package": package.id if package else None,
         }
-        if facts.parse_errors:
-            data["parse_errors"] = facts.parse_errors
+        if module_facts.parse_errors:
+            data["parse_errors"] = module_facts.parse_errors
         entities[entity_id(MODULE, path)] = Entity(
-            entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, facts.content_hash, data=data)
-        if resolution:
-            for relation in resolution.relations:
+            entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, module_facts.content_hash, data=data)
+        if module_resolution:
+            for relation in module_resolution.relations:
                 if relation.target.startswith(EXTERNAL + ":"):
                     externals.add(relation.target)
 
     for info in layout.packages.values():
-        facts = info.facts
-        if facts is not None:
-            hashes[facts.path] = facts.content_hash
+        package_facts = info.facts
+        if package_facts is not None:
+            hashes[package_facts.path] = package_facts.content_hash
         data = {"directory": info.directory, "manifest": info.manifest,
-                "scripts": dict(facts.scripts) if facts else {},
-                "package_manager": facts.package_manager if facts else None}
+                "scripts": dict(package_facts.scripts) if package_facts else {},
+                "package_manager": package_facts.package_manager if package_facts else None}
         entities[info.id] = Entity(info.id, PACKAGE, info.directory, info.name, None,
-                                   facts.content_hash if facts else None, data=data)
+                                   package_facts.content_hash if package_facts else None, data=data)
 
     for area in layout.areas.values():
         entities[area.id] = Entity(area.id, AREA, area.path, area.name, None, None, data={

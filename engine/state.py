@@ -173,7 +173,7 @@ class ModelState:
                              facts.content_hash if facts is not None else self.skipped.get(path, "")))
             return canonical_hash({"files": rows, "config": self.config.content_hash(),
                                    "analyzers": analyzer_versions()})
-        return self.view("fingerprint", build)  # type: ignore[no-any-return]
+        return self.view("fingerprint", build)
 
     def reuse_report(self) -> dict[str, Any]:
         report = self.scan
@@ -225,7 +225,8 @@ class ModelState:
                     mutation.pop(name, None)
                 else:
                     mutation[name] = Seed(seed.value, merged)
-            return mutation.finish()
+            result = mutation.finish()
+        return result
 
     def successor(self, **changes: Any) -> ModelState:
         """A new state with these fields replaced, the next revision and no views."""

@@ -304,8 +304,8 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
     sent = 0
     for path in sorted(first):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), True)
-    rest = sorted((set(index.by_path.keys()) | {p for p, _ in folder.published.values()}) - set(first) - {None},
-                  key=str)
+    rest = sorted(p for p in (set(index.by_path.keys()) | {p for p, _ in folder.published.values()}) - set(first)
+                  if p is not None)
     started = time.perf_counter()
     for path in rest:
         if (time.perf_counter() - started) * 1000 >= slice_ms:

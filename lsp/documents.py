@@ -56,7 +56,7 @@ def _complete_provisional(ls: DocBridgeServer, folder: Folder, path: str, uri: s
         diagnostics.publish_provisional(ls, folder, path, target.state, force=False)
 
 
-def register(server: DocBridgeServer) -> None:
+def register(server: DocBridgeServer) -> None:  # noqa: C901 (to split)
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     @safely()
     def did_open(ls: DocBridgeServer, params: T.DidOpenTextDocumentParams) -> None:

@@ -76,8 +76,9 @@ def register(server: DocBridgeServer) -> None:
         ours = [d for d in params.context.diagnostics if d.source == "docbridge" and isinstance(d.data, dict)]
         found = []
         for diagnostic in ours:
+            data: dict[str, Any] = diagnostic.data if isinstance(diagnostic.data, dict) else {}
             line, column = ls.convert.from_client(target.uri, diagnostic.range.start, target.state, target.path)
-            found.append(ide_actions.Diagnostic(str(diagnostic.data.get("code", "")), diagnostic.data, line, column))
+            found.append(ide_actions.Diagnostic(str(data.get("code", "")), data, line, column))
         only = [str(kind) for kind in params.context.only] if params.context.only is not None else None
         automatic = params.context.trigger_kind == T.CodeActionTriggerKind.Automatic
         actions = ide_actions.code_actions(target.state, target.path, found, only, automatic)

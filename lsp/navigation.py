@@ -92,7 +92,7 @@ def register(server: DocBridgeServer) -> None:
             target = await ls.full(target)
         return None
 
-    definition.fast = fast(_definition)  # type: ignore[attr-defined]
+    definition.fast = fast(_definition)  # type: ignore[attr-defined]  # the fast path the protocol looks for on handlers
 
     @server.feature(T.TEXT_DOCUMENT_HOVER)
     @safely()
@@ -107,7 +107,7 @@ def register(server: DocBridgeServer) -> None:
             target = await ls.full(target)
         return None
 
-    hover.fast = fast(_hover)  # type: ignore[attr-defined]
+    hover.fast = fast(_hover)  # type: ignore[attr-defined]  # as above
 
     @server.feature(T.TEXT_DOCUMENT_REFERENCES)
     @safely(list)
@@ -118,7 +118,7 @@ def register(server: DocBridgeServer) -> None:
         target = await ls.full(target)  # references come from every document: the full model
         return _references(ls, target, params) if target is not None else []
 
-    references.fast = fast(_references, list)  # type: ignore[attr-defined]
+    references.fast = fast(_references, list)  # type: ignore[attr-defined]  # as above
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_LINK)
     @safely(list)
@@ -126,7 +126,7 @@ def register(server: DocBridgeServer) -> None:
         target = await ls.target(params.text_document.uri)
         return _links(ls, target, params) if target is not None else []
 
-    document_links.fast = fast(_links, list)  # type: ignore[attr-defined]
+    document_links.fast = fast(_links, list)  # type: ignore[attr-defined]  # as above
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @safely(list)

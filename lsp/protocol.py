@@ -50,7 +50,7 @@ def _not_deserialize_noise(record: logging.LogRecord) -> bool:
 
 def install() -> None:
     """Make pygls build Doc Bridge's capabilities (a module-level hook of pygls; idempotent)."""
-    pygls_language_server.ServerCapabilitiesBuilder = Capabilities  # type: ignore[misc]
+    pygls_language_server.ServerCapabilitiesBuilder = Capabilities  # type: ignore[misc]  # pygls's capabilities builder, replaced by ours
     textsync.install()
     pygls_logger = logging.getLogger("pygls.protocol.json_rpc")
     if _not_deserialize_noise not in pygls_logger.filters:

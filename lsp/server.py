@@ -51,6 +51,8 @@ class Target:
 
 
 class DocBridgeServer(LanguageServer):
+    protocol: protocol.DocBridgeProtocol  # what `protocol_cls` makes pygls build
+
     def __init__(self) -> None:
         protocol.install()
         super().__init__("docbridge", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
@@ -244,7 +246,7 @@ def safely(default: Any = None) -> Callable[[F], F]:
                     raise
                 except Exception as exc:
                     return report(ls, handler.__name__, exc)
-            return run_async  # type: ignore[return-value]
+            return run_async  # type: ignore[return-value]  # pygls accepts a coroutine function as a handler
 
         @functools.wraps(handler)
         def run(ls: DocBridgeServer, *args: Any) -> Any:
@@ -252,7 +254,7 @@ def safely(default: Any = None) -> Callable[[F], F]:
                 return handler(ls, *args)
             except Exception as exc:
                 return report(ls, handler.__name__, exc)
-        return run  # type: ignore[return-value]
+        return run  # type: ignore[return-value]  # pygls accepts a plain function as a handler
 
     return wrap
 

@@ -63,7 +63,7 @@ def _offset(document: TextDocument, source: str, position: T.Position) -> int:
 
 def apply_change(document: TextDocument, change: T.TextDocumentContentChangePartial) -> None:
     """Apply an incremental `change` to `document` by cutting and joining its text once."""
-    source = document._source
+    source = document._source or ""
     start = _offset(document, source, change.range.start)
     end = max(start, _offset(document, source, change.range.end))
     document._source = "".join((source[:start], change.text, source[end:]))
@@ -75,7 +75,7 @@ def _apply_incremental_change(self: TextDocument, change: Any) -> None:
 
 def install() -> None:
     """Route pygls's incremental changes through `apply_change` (idempotent)."""
-    TextDocument._apply_incremental_change = _apply_incremental_change  # type: ignore[method-assign]
+    TextDocument._apply_incremental_change = _apply_incremental_change  # type: ignore[method-assign]  # pygls's incremental edit, replaced (module docstring)
 
 
 __all__ = ["apply_change", "install"]

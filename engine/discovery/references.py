@@ -231,18 +231,18 @@ class _DocumentResolver:
 
     # tokens (inline code, link text)
 
-    def token(self, raw: str, span: Span, origin: str) -> Reference:
+    def token(self, raw: str, span: Span, origin: str) -> Reference:  # noqa: C901 (to split)
         text = raw.strip()
         if not text or len(text) > MAX_TOKEN:
-            return Reference(origin, span, raw, "none")
+            return Reference(origin, span, raw, ReferenceStatus.NONE)
         if "(" in text or text[0] == "." or text.startswith("new "):
-            if _METHOD_FORM.match(text) or _CHAINED_CALL.search(text):
-                return Reference(origin, span, raw, "none")  # `.safeParse()`, `z.string().min`: an object's method
+            if _METHOD_FORM.match(text) or _CHAINED_CALL.search(text):  # `.safeParse()`, `z.string().min`: a method
+                return Reference(origin, span, raw, ReferenceStatus.NONE)
             call = _CALL_FORM.match(text) or _NEW_FORM.match(text)
             if call is not None:  # `getQuery(event)`, `new Hono()`, `defineConfig({ ... })`: the callee is named
                 text = call.group("callee")
         if _SPACE.search(text) or text in NOT_SYMBOLS:
-            return Reference(origin, span, raw, "none")
+            return Reference(origin, span, raw, ReferenceStatus.NONE)
         line_hint = None
         match = _LOCATION_SUFFIX.match(text)
         candidate = text
@@ -282,20 +282,20 @@ class _DocumentResolver:
                 chosen, alike = self.declarations(declared_as, owners, span.line) if owners else (owners, False)
             if len(chosen) == 1:
                 # the declaration's position is looked up when asked (it moves with every edit of the module)
-                return Reference(origin, span, raw, "resolved", entity_id(MODULE, chosen[0]), chosen[0],
+                return Reference(origin, span, raw, ReferenceStatus.RESOLVED, entity_id(MODULE, chosen[0]), chosen[0],
                                  "mentions-symbol", symbol=declared_as)
             if len(chosen) > 1 and member is None:
                 # several packages exporting it alike, a plain word, or a name many modules declare (an interface
                 # they implement: `locStart` in every language of a formatter) is no ambiguity of the document
                 conventional = len(chosen) >= CONVENTION_DECLARATIONS
                 status = "same-name" if alike or conventional or not _CODE_LIKE.search(name) else "ambiguous"
-                return Reference(origin, span, raw, status, symbol=name,
+                return Reference(origin, span, raw, ReferenceStatus(status), symbol=name,
                                  candidates=tuple(entity_id(MODULE, o) for o in chosen))
             if not owners and member is None:
                 renamed = self.u.renamed_symbol(name, self.deps)
                 if renamed is not None:
                     module, new_name = renamed
-                    return Reference(origin, span, raw, "renamed", target_path=module, symbol=name,
+                    return Reference(origin, span, raw, ReferenceStatus.RENAMED, target_path=module, symbol=name,
                                      candidates=(new_name,),
                                      message=f"`{name}` is no longer exported by `{module}`; it was renamed to "
                                              f"`{new_name}`")
@@ -306,10 +306,10 @@ class _DocumentResolver:
             if len(same) == 1 and (same[0] in self.u.documents or self.u.is_library(same[0]) or self.near(same[0])):
                 return self.path_reference(origin, span, raw, same[0], line_hint, confidence="fuzzy")
         if not path_shaped or "/" not in candidate:
-            return Reference(origin, span, raw, "none")
+            return Reference(origin, span, raw, ReferenceStatus.NONE)
         cleaned = normalise(candidate.lstrip("/").removeprefix("./"))
         if cleaned is None:
-            return Reference(origin, span, raw, "none")
+            return Reference(origin, span, raw, ReferenceStatus.NONE)
         if not self.published() or about_this_repository(self.facts.path):
             suffixed = self.unique_suffix(cleaned)
             if suffixed is not None:
@@ -320,8 +320,8 @@ class _DocumentResolver:
         if len(matches) == 1:  # exactly one candidate close enough: convenience never invents a fact
             return self.path_reference(origin, span, raw, matches[0][0], line_hint, confidence="fuzzy")
         if origin == "code" and not candidate.startswith("/") and self.looks_like_repository_path(cleaned):
-            return Reference(origin, span, raw, "unresolved", target_path=cleaned)
-        return Reference(origin, span, raw, "none")
+            return Reference(origin, span, raw, ReferenceStatus.UNRESOLVED, target_path=cleaned)
+        return Reference(origin, span, raw, ReferenceStatus.NONE)
 
     def declarations(self, name: str, owners: list[str], line: int) -> tuple[list[str], bool]:
         """The declarations a mention of a name several modules declare can mean, best first, and whether they
@@ -409,7 +409,8 @@ class _DocumentResolver:
                 return [self.covering(span, AREA, folder)]
             package = u.layout.packages.get(folder)
             if package is not None:
-                return [Reference("colocated", span, package.id, "resolved", package.id, folder, "covers")]
+                return [Reference("colocated", span, package.id, ReferenceStatus.RESOLVED,
+                                  package.id, folder, "covers")]
             modules = u.sorted_paths("modules")
             start = bisect.bisect_left(modules, folder + "/")
             own = []
@@ -427,7 +428,7 @@ class _DocumentResolver:
         return [self.covering(span, "module", same[0])] if len(same) == 1 else []
 
     def covering(self, span: Span, kind: str, path: str) -> Reference:
-        return Reference("colocated", span, path, "resolved", entity_id(kind, path), path, "covers")
+        return Reference("colocated", span, path, ReferenceStatus.RESOLVED, entity_id(kind, path), path, "covers")
 
     def through_barrels(self, name: str, reexporters: list[str]) -> tuple[list[str], str]:
         """The modules that declare what barrels re-export as `name` (`unstable_RSCRouteConfig`, exported
@@ -574,36 +575,39 @@ class _DocumentResolver:
         kind = self.u.path_kind(path, self.deps)
         status = "fuzzy" if confidence == "fuzzy" else "resolved"
         if kind == DOCUMENT:
-            return Reference(origin, span, raw, status, entity_id(DOCUMENT, path), path, "mentions", line=line,
+            return Reference(origin, span, raw, ReferenceStatus(status),
+                             entity_id(DOCUMENT, path), path, "mentions", line=line,
                              confidence=confidence)
         if kind == MODULE:
-            return Reference(origin, span, raw, status, entity_id(MODULE, path), path, "mentions", line=line,
+            return Reference(origin, span, raw, ReferenceStatus(status),
+                             entity_id(MODULE, path), path, "mentions", line=line,
                              confidence=confidence)
         if kind == AREA:
-            return Reference(origin, span, raw, status, entity_id(AREA, path), path, "mentions",
+            return Reference(origin, span, raw, ReferenceStatus(status), entity_id(AREA, path), path, "mentions",
                              confidence=confidence)
         if kind == PACKAGE:
             assert self.u.layout is not None
             package = self.u.layout.packages[path]
-            return Reference(origin, span, raw, status, package.id, path, "mentions", confidence=confidence)
+            return Reference(origin, span, raw, ReferenceStatus(status),
+                             package.id, path, "mentions", confidence=confidence)
         if path.endswith("package.json") and path in self.u.manifests:
             assert self.u.layout is not None
             directory = dirname(path) or "."
             package_info = self.u.layout.packages.get(directory)
             if package_info is not None:
-                return Reference(origin, span, raw, status, package_info.id, path, "mentions",
+                return Reference(origin, span, raw, ReferenceStatus(status), package_info.id, path, "mentions",
                                  confidence=confidence)
-        return Reference(origin, span, raw, "existing", target_path=path, line=line)
+        return Reference(origin, span, raw, ReferenceStatus.EXISTING, target_path=path, line=line)
 
     def to_package(self, origin: str, span: Span, raw: str, package_id: str) -> Reference:
         assert self.u.layout is not None
         info = self.u.layout.package_by_id(package_id)
         path = info.manifest if info and info.manifest else None
-        return Reference(origin, span, raw, "resolved", package_id, path, "mentions")
+        return Reference(origin, span, raw, ReferenceStatus.RESOLVED, package_id, path, "mentions")
 
     # links
 
-    def link(self, link: Any) -> Reference:
+    def link(self, link: Any) -> Reference:  # noqa: C901 (to split)
         span = link.span
         href = link.target.strip()
         origin = "image" if link.kind == "image" else ("wiki" if link.kind == "wiki" else "link")
@@ -611,8 +615,8 @@ class _DocumentResolver:
             return self.wiki(link, span)
         if link.kind == "autolink" or not href or href.startswith("//") or _SCHEME.match(href):
             if href.startswith("file:"):
-                return Reference(origin, span, href, "none")
-            return Reference(origin, span, href, "external")
+                return Reference(origin, span, href, ReferenceStatus.NONE)
+            return Reference(origin, span, href, ReferenceStatus.EXTERNAL)
         path_part, _, anchor = href.partition("#")
         path_part = path_part.split("?", 1)[0]
         path_part = urllib.parse.unquote(path_part)
@@ -621,10 +625,10 @@ class _DocumentResolver:
         base = "" if path_part.startswith("/") else self.doc_dir
         target = normalise(f"{base}/{path_part.lstrip('/')}" if base else path_part.lstrip("/"))
         if target is None:
-            return Reference(origin, span, href, "outside-root",
+            return Reference(origin, span, href, ReferenceStatus.OUTSIDE_ROOT,
                              message=f"`{href}` points outside the repository")
         if target == "":
-            return Reference(origin, span, href, "existing", target_path="")
+            return Reference(origin, span, href, ReferenceStatus.EXISTING, target_path="")
         target, kind = self.probe(target)
         if kind is None and path_part.startswith("/"):
             # documentation sites (VitePress, Docusaurus, MkDocs) serve a subdirectory at `/`, and files from
@@ -651,19 +655,21 @@ class _DocumentResolver:
             if page is not None:
                 target, kind = page, DOCUMENT
         if kind is None and origin != "image" and _route_like(path_part) and self.in_navigation(path_part):
-            return Reference(origin, span, href, "existing")  # the site's navigation serves it from elsewhere
+            # the site's navigation serves it from elsewhere
+            return Reference(origin, span, href, ReferenceStatus.EXISTING)
         if kind is None:
             if self.u.rules.is_ignored_anywhere(target):
-                return Reference(origin, span, href, "ignored", target_path=target)
+                return Reference(origin, span, href, ReferenceStatus.IGNORED, target_path=target)
             if origin != "image" and _route_like(path_part) and self.published() and \
                     not self.missing_from_known_folder(path_part):
-                return Reference(origin, span, href, "unverified",
+                return Reference(origin, span, href, ReferenceStatus.UNVERIFIED,
                                  message=f"`{href}` is a route of the documentation site that no page of this "
                                          f"repository serves")
             self.deps.add(("fuzzy",))  # its finding suggests near paths: re-resolve when paths come or go
-            return Reference(origin, span, href, "broken", target_path=target, message=f"`{href}` does not exist")
+            return Reference(origin, span, href, ReferenceStatus.BROKEN,
+                             target_path=target, message=f"`{href}` does not exist")
         if origin == "image":
-            return Reference(origin, span, href, "existing", target_path=target)
+            return Reference(origin, span, href, ReferenceStatus.EXISTING, target_path=target)
         if kind == DOCUMENT:
             if target == self.facts.path:
                 return self.anchor_in(origin, span, href, target, anchor)
@@ -673,7 +679,7 @@ class _DocumentResolver:
                              message=reference.message)
         line = None
         if anchor and _LINE_ANCHOR.match(anchor):
-            line = int(re.match(r"L(\d+)", anchor).group(1)) - 1  # type: ignore[union-attr]
+            line = int(re.match(r"L(\d+)", anchor).group(1)) - 1  # type: ignore[union-attr]  # the anchor matched `L\d+` above
         reference = self.path_reference(origin, span, href, target, line)
         return reference
 
@@ -789,18 +795,19 @@ class _DocumentResolver:
         index = self.headings(path)
         target_id = entity_id(DOCUMENT, path)
         if not anchor or _LINE_ANCHOR.match(anchor):
-            return Reference(origin, span, href, "resolved", target_id, path)
+            return Reference(origin, span, href, ReferenceStatus.RESOLVED, target_id, path)
         heading = index.find(anchor)
         if heading is not None:
-            return Reference(origin, span, href, "resolved", target_id, path, anchor=anchor, line=heading.line)
+            return Reference(origin, span, href, ReferenceStatus.RESOLVED,
+                             target_id, path, anchor=anchor, line=heading.line)
         built = self.facts.builds if path == self.facts.path else getattr(self.u.documents.get(path), "builds", "")
         if built:  # the site writes part of that page when it builds: the heading may well be there
-            return Reference(origin, span, href, "unverified", target_id, path, anchor=anchor,
+            return Reference(origin, span, href, ReferenceStatus.UNVERIFIED, target_id, path, anchor=anchor,
                              message=f"`#{anchor}` is not a heading of {path} as written; the site adds content to "
                                      f"that page when it builds (`{built}`)")
         suggestions = index.suggestions(urllib.parse.unquote(anchor).lower())
         shown = path if path != self.facts.path else "this document"
-        return Reference(origin, span, href, "anchor-missing", target_id, path, anchor=anchor,
+        return Reference(origin, span, href, ReferenceStatus.ANCHOR_MISSING, target_id, path, anchor=anchor,
                          candidates=suggestions, message=f"`#{anchor}` is not a heading in {shown}")
 
     def wiki(self, link: Any, span: Span) -> Reference:
@@ -824,8 +831,8 @@ class _DocumentResolver:
         if len(same) == 1:
             return self.wiki_hit(span, raw, same[0], anchor)
         if "/" in name or name.lower().endswith(".md"):
-            return Reference("wiki", span, raw, "broken", message=f"`[[{raw}]]` matches no document")
-        return Reference("wiki", span, raw, "none")
+            return Reference("wiki", span, raw, ReferenceStatus.BROKEN, message=f"`[[{raw}]]` matches no document")
+        return Reference("wiki", span, raw, ReferenceStatus.NONE)
 
     def wiki_hit(self, span: Span, raw: str, path: str, anchor: str) -> Reference:
         if path == self.facts.path:
@@ -993,12 +1000,12 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                 references.append(text_ref)
     leading = [r.span for r in references if r.origin in ("link", "wiki") and r.status.navigable]
     for span in facts.code_spans:
-        reference = Reference("code", span.span, span.text, "none") \
+        reference = Reference("code", span.span, span.text, ReferenceStatus.NONE) \
             if span.literal or resolver.in_another_repository(span.elsewhere) \
             else resolver.token(span.text, span.span, "code")
         if reference.status in _UNSETTLED and any(_within(span.span, link) for link in leading):
             # `` [`Router`](../routers/Router) ``: the link says which one is meant
-            reference = Reference("code", span.span, span.text, "none")
+            reference = Reference("code", span.span, span.text, ReferenceStatus.NONE)
         references.append(reference)
     references.extend(resolver.colocated())
     declared: list[tuple[str, str, str]] = []
@@ -1008,12 +1015,14 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
         target, path = resolver.declaration_ref(declaration.ref)
         if declaration.kind == "covers":
             if target:
-                references.append(Reference("covers", span, declaration.ref, "resolved", target, path, "covers",
+                references.append(Reference("covers", span, declaration.ref, ReferenceStatus.RESOLVED,
+                                            target, path, "covers",
                                             confidence="declared"))
             elif target == "":
-                references.append(Reference("covers", span, declaration.ref, "existing", target_path=path))
+                references.append(Reference("covers", span, declaration.ref, ReferenceStatus.EXISTING,
+                                            target_path=path))
             else:
-                references.append(Reference("covers", span, declaration.ref, "unresolved",
+                references.append(Reference("covers", span, declaration.ref, ReferenceStatus.UNRESOLVED,
                                             message=f"`{declaration.ref}` matches no document, module, area "
                                                     f"or package"))
         else:
@@ -1021,11 +1030,11 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
             endpoints.append((index, target or None, other or None))
             if target and other:
                 declared.append((target, other, declaration.relation_kind))
-                references.append(Reference("relation", span, declaration.ref, "resolved", target, path,
+                references.append(Reference("relation", span, declaration.ref, ReferenceStatus.RESOLVED, target, path,
                                             confidence="declared"))
             else:
                 missing = declaration.ref if not target else declaration.target
-                references.append(Reference("relation", span, declaration.ref, "unresolved",
+                references.append(Reference("relation", span, declaration.ref, ReferenceStatus.UNRESOLVED,
                                             message=f"declared relation endpoint `{missing}` does not resolve"))
     references = sorted_in_runs(references, key=lambda r: (r.span.line, r.span.column, r.origin))
     relations, truncated = _document_relations(facts, references, universe.config.limits.relations_per_document)

@@ -46,7 +46,7 @@ def public_declarations(universe: Universe) -> dict[tuple[str, str], int]:
     it and 1 when only another `exports` subpath does (`prettier` over `prettier/standalone`)."""
     cached = universe._surface.get("public")
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     value: dict[tuple[str, str], int] = {}
     for rank, main in ((1, False), (0, True)):
         for found in _reachable(universe, entry_modules(universe, main)):

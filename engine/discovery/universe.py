@@ -263,7 +263,7 @@ class Universe:
             # a name several manifests claim (a test fixture that fakes a published package) is the library's
             ordered = sorted((p for p in self.layout.packages.values() if p.facts and p.facts.name),
                              key=lambda p: (self.is_library(p.manifest or p.directory), p.directory))
-            full = {p.facts.name: p.directory for p in ordered}  # type: ignore[union-attr]
+            full = {p.facts.name: p.directory for p in ordered}  # type: ignore[union-attr]  # ordered holds packages with facts only
             shorts: dict[str, list[str]] = defaultdict(list)
             for name, directory in full.items():
                 shorts[name.rsplit("/", 1)[-1]].append(directory)

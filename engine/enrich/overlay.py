@@ -120,7 +120,7 @@ def read_overlay(root: Path, *, warn: bool = True) -> Overlay | None:
             warn_once(path, "was not written by Doc Bridge for this user (its seal does not match)")
         return None
     stats = document.get("stats")
-    return Overlay(lists[0], lists[1], lists[2], stats if isinstance(stats, dict) else {},  # type: ignore[arg-type]
+    return Overlay(lists[0], lists[1], lists[2], stats if isinstance(stats, dict) else {},  # type: ignore[arg-type]  # the lists were checked to be lists of dicts
                    document.get("snapshotHash"), document["contentHash"])
 
 

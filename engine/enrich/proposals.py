@@ -218,7 +218,7 @@ def proposal_id(kind: str, entity: str, target_content_hash: str, agent_id: str,
 
 def dump(proposal: Any) -> dict[str, Any]:
     """A validated proposal as the camelCase JSON it was written in (without unset optional fields)."""
-    return proposal.model_dump(mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+    return proposal.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def proposal_schema() -> dict[str, Any]:

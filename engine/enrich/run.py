@@ -291,7 +291,7 @@ def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
     for thread in threads:
         thread.join(5)
     if timed_out and not state["too_large"]:
-        process.returncode = None  # type: ignore[assignment]
+        process.returncode = None
     return b"".join(chunks), b"".join(errors), bool(state["too_large"])
 
 

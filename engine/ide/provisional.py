@@ -29,6 +29,7 @@ from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, IgnoreRules, file_kind
 from engine.discovery.layout import Layout
 from engine.discovery.references import resolve_document
 from engine.discovery.universe import Key, Universe
+from engine.model import MarkdownFacts
 from engine.state import ModelState
 
 # the findings a provisional resolution decides exactly as a full scan would
@@ -193,12 +194,13 @@ def provisional_state(root: Path, config: Config, path: str, text: str,
     rules = _LazyIgnoreRules(root, config)
     disk = _Disk(root, config, rules, open_buffers, linked)
     facts = analyze_file("document", clean, text)
+    assert isinstance(facts, MarkdownFacts)  # a document's analysis
     disk.documents[clean] = facts
     empty = Layout({}, {}, {}, [])
     universe = ProvisionalUniverse(
-        config=config, rules=rules, documents=_Index(disk, "document"),  # type: ignore[arg-type]
-        modules=_Index(disk, "module"), other=_Index(disk, "other"),  # type: ignore[arg-type]
-        dir_counts=_Index(disk, "directory"), layout=empty)  # type: ignore[arg-type]
+        config=config, rules=rules, documents=_Index(disk, "document"),  # type: ignore[arg-type]  # lazy disk indexes stand in for the universe's maps
+        modules=_Index(disk, "module"), other=_Index(disk, "other"),  # type: ignore[arg-type]  # as above
+        dir_counts=_Index(disk, "directory"), layout=empty)  # type: ignore[arg-type]  # as above
     resolution = resolve_document(universe, facts)
     return ModelState(revision=-1, root=root, config=config, universe=universe, documents=Map({clean: resolution}),
                       buffers=Map(open_buffers), resolved=True, use_cache=False)

@@ -40,6 +40,7 @@ def outline(path: str, text: str, max_chars: int) -> list[Symbol]:
     if not path.lower().endswith((".md", ".markdown")) or len(text) > max_chars:
         return []
     facts = analyze_file("document", path.rsplit("/", 1)[-1], text)
+    assert isinstance(facts, MarkdownFacts)  # a document's analysis
     return document_symbols(facts, split_lines(text))
 
 

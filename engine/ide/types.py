@@ -66,7 +66,7 @@ class Action:
     edit: WorkspaceEdit | None = None
     command: str | None = None
     arguments: tuple[Any, ...] = ()
-    fixes: str | None = None  # the fingerprint of the finding it fixes
+    fixes: int | None = None  # the index, in the request's context, of the diagnostic it fixes
     preferred: bool = False
 
 

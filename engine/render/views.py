@@ -74,7 +74,7 @@ def _documenting(state: ModelState) -> dict[str, list[tuple[str, str]]]:
                 if relation.kind in ("covers", "mentions"):
                     index.setdefault(relation.target, []).append((document, relation.kind))
         return index
-    return state.view("render:documenting", build)  # type: ignore[no-any-return]
+    return state.view("render:documenting", build)
 
 
 def _documents_of(state: ModelState, paths: dict[str, str]) -> list[dict[str, Any]]:
@@ -93,9 +93,9 @@ def _documents_of(state: ModelState, paths: dict[str, str]) -> list[dict[str, An
             add(document, _REASONS[(relation_kind, kind)])
     for record in state.config.ownership:  # an ownership record's agent document covers its unit
         doc = (record.agent_doc or "").removeprefix("./")
-        target = state.entity_for_path(record.path)
-        if doc in state.universe.documents and target in paths:
-            add(doc, _REASONS[("covers", paths[target])])
+        owned = state.entity_for_path(record.path)
+        if doc in state.universe.documents and owned in paths:
+            add(doc, _REASONS[("covers", paths[owned])])
     out = []
     for document in sorted(found):
         facts = state.universe.documents.get(document)
@@ -135,7 +135,7 @@ def _findings_by_area(state: ModelState, findings: Iterable[Finding]) -> dict[st
             for area in touched:
                 index.setdefault(area, []).append(finding)
         return index
-    return state.view("render:findings-by-area", build)  # type: ignore[no-any-return]
+    return state.view("render:findings-by-area", build)
 
 
 def _open_findings(state: ModelState, findings: Iterable[Finding], directory: str) -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ def _area_imports(state: ModelState) -> dict[str, dict[tuple[str, str], list[str
                 index.setdefault(source, {}).setdefault((target, "imports"), []).append(proof)
                 index.setdefault(target, {}).setdefault((source, "imported-by"), []).append(proof)
         return index
-    return state.view("render:area-imports", build)  # type: ignore[no-any-return]
+    return state.view("render:area-imports", build)
 
 
 def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
@@ -183,7 +183,7 @@ def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
     from engine.handoff import _related as related
     if unit.kind != AREA:
         return [{"id": r["id"], "path": r["path"], "direction": r["direction"], "strength": r["strength"],
-                 "evidence": list(r["evidence"])} for r in related(state, unit)]  # type: ignore[arg-type]
+                 "evidence": list(r["evidence"])} for r in related(state, unit)]  # type: ignore[arg-type]  # rows of `related` carry their fields as JSON values
     counts = _area_imports(state).get(unit.id, {})
     out = []
     for direction in ("imports", "imported-by"):
@@ -197,7 +197,7 @@ def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
 
 def _checks(state: ModelState, unit: SimpleNamespace, record: Any) -> list[str]:
     from engine.handoff import _checks as checks
-    return list(checks(state, unit, record)[0])  # type: ignore[arg-type]
+    return list(checks(state, unit, record)[0])  # type: ignore[arg-type]  # a record of the ownership table, as `checks` reads it
 
 
 def area_keys(state: ModelState) -> list[str]:

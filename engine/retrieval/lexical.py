@@ -66,6 +66,9 @@ def _schema(names: list[str]) -> Any:
 
 
 class LexicalIndex:
+    _vocabulary: list[str] | None  # every indexed token, sorted (loaded from disk when first asked)
+    _packed: list[str] | None  # per entry, its tokens packed (loaded from disk when first asked)
+
     def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined",
                  path: Path | None = None) -> None:
         """Build the index (in memory, or in the empty directory `path`)."""
@@ -134,9 +137,9 @@ class LexicalIndex:
         self._masks: dict[int, dict[str, int]] = {}
         self._body_masks: dict[int, frozenset[str]] = {}
         self._df: dict[str, int] = {}
-        self._vocabulary: list[str] | None = None
+        self._vocabulary = None
         self._load_vocabulary: Callable[[], list[str]] | None = None
-        self._packed: list[str] | None = None
+        self._packed = None
         self._load_packed: Callable[[], list[str]] | None = None
         self._load_bodies: Callable[[], list[str]] | None = None
         self._bodies: list[str] | None = None

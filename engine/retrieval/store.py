@@ -281,18 +281,18 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
     from engine.retrieval.rank import Retriever
     projection, reused = projection_for(workspace)
     if not workspace.use_cache:
-        retriever = Retriever(projection)
-        retriever.reused = reused
-        return retriever
+        in_memory = Retriever(projection)
+        in_memory.reused = reused
+        return in_memory
     root: Path = workspace.root
     fingerprint = workspace.input_fingerprint()
     manifest = _manifest(root)
     seal = _projection_seal(root)
     if seal is None:  # the projection could not be stored (a read-only checkout): answer from memory
-        retriever = Retriever(projection)
-        retriever.reused = reused
-        return retriever
-    retriever = None
+        in_memory = Retriever(projection)
+        in_memory.reused = reused
+        return in_memory
+    retriever: Retriever | None = None
     if manifest is not None and manifest.get("fingerprint") == fingerprint:
         retriever = _open(root, manifest, projection, seal)
     if retriever is not None and manifest is not None:

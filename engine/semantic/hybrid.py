@@ -80,7 +80,7 @@ class HybridRetriever:
                floor: float | None = None) -> list[Any]:
         extra = {} if floor is None else {"floor": floor}
         if self.index is None or self.embedder is None or (not self.status.used and self.status.reason):
-            return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)  # type: ignore[no-any-return]
+            return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         lexical = self.lexical.search(query, max(limit, LEXICAL_DEPTH), agent=agent, **extra)
         try:
             vector = self.embedder.embed_query(dense_query(query))
@@ -90,7 +90,7 @@ class HybridRetriever:
             cosines, scores = self.index.entity_cosines(vector)
         except EmbeddingError as exc:
             self._fail(str(exc))
-            return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)  # type: ignore[no-any-return]
+            return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         return self._fuse(lexical, cosines, scores, limit, kinds)
 
     def _fuse(self, lexical: list[Any], cosines: dict[str, float], scores: Any, limit: int,

@@ -226,7 +226,7 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
         if row in position:
             matrix[row] = vectors_new[position[row]]
         else:
-            matrix[row] = previous.vectors[cached[key]]  # type: ignore[union-attr]
+            matrix[row] = previous.vectors[cached[key]]  # type: ignore[union-attr]  # cached keys exist only with previous vectors
     report.files, report.chunks = len(sources), len(chunks)
     report.embedded, report.reused = len(missing), len(chunks) - len(missing)
     report.changed = not same_model or previous is None or previous.files != files or previous.keys != keys
