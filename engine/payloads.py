@@ -79,9 +79,10 @@ def _seal_size(payload: dict[str, Any]) -> int:
 
 def agent_search(retriever: Any, query: str, mode: str = "discovery",
                  budget: int = DEFAULT_AGENT_BUDGET, root: Path | None = None) -> dict[str, Any]:
-    """Matches without scores, follow-up commands, and telemetry, shed until the printed payload (every byte
-    `render_agent` prints) fits the budget: summaries first (last match first), then follow-up commands, then
-    matches; one grounded match and one command is the minimum, and a budget that cannot hold it is refused."""
+    """Matches without scores (`count` of all, `bestMatch` the first), follow-up commands, and telemetry, shed
+    until the printed payload (every byte `render_agent` prints) fits the budget: summaries first (the best
+    match's, then the last match's first), then follow-up commands, then matches; one grounded match and one
+    command is the minimum, and a budget that cannot hold it is refused."""
     if mode not in MODES:
         raise BudgetError(f"--mode must be one of {', '.join(MODES)}.")
     check_budget(budget, "--context-budget")
@@ -95,16 +96,19 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
         entries = entries[:max_matches]
     payload: dict[str, Any] = {
         "type": "agent-search", "schemaVersion": AGENT_SCHEMA_VERSION, "query": query, "mode": mode,
-        "count": len(results), "matches": [_agent_match(e) for e in entries],
+        "count": len(results), "bestMatch": _agent_match(entries[0]) if entries else None,
+        "matches": [_agent_match(e) for e in entries],
         "nextCommands": list(dict.fromkeys(_next_command(e, suffix) for e in entries[:max_commands])),
         "telemetry": {"contextBytes": 0, "estimatedTokens": 0, "tokenMethod": "estimate",
                       "contextBudgetTokens": budget, "mode": mode, "truncated": False}}
     limit = budget * 4
     while _seal_size(payload) > limit:
         payload["telemetry"]["truncated"] = True
-        matches, commands = payload["matches"], payload["nextCommands"]
+        matches, commands, best = payload["matches"], payload["nextCommands"], payload["bestMatch"]
         with_summary = [m for m in matches if "summary" in m]
-        if with_summary:
+        if best is not None and "summary" in best:  # the first match's again: shed first
+            del best["summary"]
+        elif with_summary:
             del with_summary[-1]["summary"]
         elif len(commands) > 1:
             commands.pop()

@@ -220,6 +220,10 @@ def test_agent_search_prints_compact_json_whose_size_is_what_the_budget_counted(
     roomy = docbridge_json("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", "400",
                            "--mode", "editing")
     assert len(roomy["matches"]) <= 5 and len(roomy["nextCommands"]) <= 3
+    # the best match is the first, in full where the budget allows; `count` is every match, not only those shown
+    assert roomy["bestMatch"] == roomy["matches"][0] and roomy["count"] >= len(roomy["matches"])
+    assert {k: payload["bestMatch"][k] for k in ("type", "id", "path")} == {
+        k: payload["matches"][0][k] for k in ("type", "id", "path")}
     assert len(set(roomy["nextCommands"])) == len(roomy["nextCommands"])
     # a tighter budget sheds: the same query under 120 tokens holds less than under 400
     assert telemetry["truncated"] and len(printed) < len(json.dumps(roomy, separators=(",", ":")))
