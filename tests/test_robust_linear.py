@@ -185,9 +185,9 @@ def test_missing_anchors_cost_one_pass_over_the_headings_not_one_each(tmp_path: 
     n = 600
     text = "".join(f"## Part {i}\n\nSee [gone](#gone-{i}) and [there](#part-{i}).\n\n" for i in range(n))
     root = write_repo(tmp_path / "repo", text)
-    counting = _Counting(references._COMBINING)
-    monkeypatch.setattr(references, "_COMBINING", counting)
-    getattr(references.site_slug, "cache_clear", lambda: None)()
+    counting = _Counting(markdown._COMBINING)
+    monkeypatch.setattr(markdown, "_COMBINING", counting)  # site slugs (engine.discovery.markdown)
+    getattr(markdown.site_slug, "cache_clear", lambda: None)()
     extract_calls = []
     real_extract = references.process.extract
     monkeypatch.setattr(references.process, "extract",

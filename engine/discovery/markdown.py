@@ -10,8 +10,10 @@ links or mentions.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import sys
+import unicodedata
 from typing import Any, Literal
 
 import regex
@@ -1013,3 +1015,18 @@ def _regions(lines: list[str], code_lines: set[int]) -> list[Region]:
             last -= 1
         close(last, False)
     return regions
+
+
+ROUTE_FRONTMATTER = ("id", "slug", "permalink")  # frontmatter keys that give a page its site route
+_SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d\u2018\u2019<>,.?/]+")
+_COMBINING = re.compile(r"[\u0300-\u036f]")
+
+
+@functools.lru_cache(maxsize=16384)
+def site_slug(text: str) -> str:
+    """The heading anchor of VitePress and markdown-it-anchor: accents dropped, runs of punctuation and
+    spaces to one hyphen, trimmed, lowercase (a leading digit gets `_`)."""
+    slug = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
+    slug = _SITE_SLUG_SPECIAL.sub("-", slug).strip("-")
+    slug = re.sub(r"^(\d)", r"_\1", slug)
+    return slug.lower()

@@ -24,6 +24,7 @@ from rapidfuzz.distance import JaroWinkler
 from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
 from engine.discovery.imports import manifest_file_module
 from engine.discovery.layout import UNIT_PAGES
+from engine.discovery.markdown import site_slug
 from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
 from engine.discovery.routes import clean_route, route_name, routes_of
 from engine.discovery.surface import declaration_of, public_declarations
@@ -880,8 +881,6 @@ class _DocumentResolver:
         return None, None
 
 
-_SITE_SLUG_SPECIAL = re.compile(r"[\s~`!@#$%^&*()\-_+=\[\]{}|\\;:\"'\u201c\u201d\u2018\u2019<>,.?/]+")
-_COMBINING = re.compile(r"[\u0300-\u036f]")
 
 
 @functools.lru_cache(maxsize=16384)
@@ -969,16 +968,6 @@ class HeadingIndex:
 def find_heading(headings: Iterable[Any], anchor: str, anchors: Iterable[tuple[str, int]] = ()) -> Any | None:
     """The heading (or explicit anchor) an `#anchor` names (see `HeadingIndex.find`)."""
     return HeadingIndex(headings, anchors).find(anchor)
-
-
-@functools.lru_cache(maxsize=16384)
-def site_slug(text: str) -> str:
-    """The heading anchor of VitePress and markdown-it-anchor: accents dropped, runs of punctuation and
-    spaces to one hyphen, trimmed, lowercase (a leading digit gets `_`)."""
-    slug = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
-    slug = _SITE_SLUG_SPECIAL.sub("-", slug).strip("-")
-    slug = re.sub(r"^(\d)", r"_\1", slug)
-    return slug.lower()
 
 
 def _slug(text: str) -> str:

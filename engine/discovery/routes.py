@@ -24,6 +24,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.discovery.markdown import ROUTE_FRONTMATTER
+
 if TYPE_CHECKING:
     from engine.discovery.universe import Universe
 
@@ -31,7 +33,6 @@ ORDER_PREFIX = re.compile(r"^\d+[.\-_](?=[^\d])")  # `10-routing`, `1.guide`, `0
 DATED = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")
 PAGE_EXTENSIONS = (".mdx", ".markdown", ".md")
 INDEX_STEMS = frozenset({"index", "readme", "_index"})
-ROUTE_FRONTMATTER = ("id", "slug", "permalink")
 
 
 def route_name(name: str) -> str:

@@ -26,6 +26,7 @@ from rapidfuzz.distance import JaroWinkler
 from engine.config import Config
 from engine.discovery.files import MODULE_EXTENSIONS, IgnoreRules, file_kind, parent_dirs
 from engine.discovery.layout import UNIT_PAGES, Layout, build_layout
+from engine.discovery.markdown import ROUTE_FRONTMATTER, site_slug
 from engine.discovery.roles import (
     DOCS_GENERATOR_CONFIG,
     DOCS_SITE,
@@ -37,7 +38,6 @@ from engine.discovery.roles import (
     package_role,
     path_role,
 )
-from engine.discovery.routes import ROUTE_FRONTMATTER
 from engine.model import (
     AREA,
     DOCUMENT,
@@ -71,7 +71,6 @@ def stem_of(path: str) -> str:
 
 def anchors_of(facts: MarkdownFacts) -> frozenset[str]:
     """Every anchor a document answers to; documents linking into it depend on this set, not on lines."""
-    from engine.discovery.references import site_slug
     return facts.slugs | {site_slug(h.text) for h in facts.headings}
 
 
