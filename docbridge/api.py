@@ -14,7 +14,6 @@ from engine import knowledge
 from engine.budget import BudgetError
 from engine.handoff import UnknownReference
 from engine.knowledge import ArgumentError
-from engine.retrieval.project import PROJECTION, projection_of
 from engine.retrieval.rank import retriever_of
 from engine.snapshot import snapshot_of
 from engine.state import ModelState
@@ -53,8 +52,8 @@ class Workspace:
         return self._engine.state.revision
 
     def _projection(self, state: ModelState) -> Any:
-        from engine.artifacts import load_projection
-        return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+        from engine.artifacts import stored_or_built_projection
+        return stored_or_built_projection(state)
 
     def _retriever(self, state: ModelState) -> Any:
         self._projection(state)

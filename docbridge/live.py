@@ -25,7 +25,6 @@ import anyio.to_thread
 
 from engine.config import Config, ConfigError, load_config
 from engine.ide.files import needs_rescan
-from engine.retrieval.project import PROJECTION, projection_of
 from engine.retrieval.rank import COMBINED, retriever_of
 from engine.scan import scan_state
 from engine.state import ModelState
@@ -129,8 +128,8 @@ class LiveWorkspace:
 
     @staticmethod
     def _build_index(state: ModelState) -> None:
-        from engine.artifacts import load_projection
-        state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+        from engine.artifacts import stored_or_built_projection
+        stored_or_built_projection(state)
         retriever = retriever_of(state)
         retriever.projection.content_hash  # noqa: B018 (sealed once, here, not on the first search)
 

@@ -32,7 +32,6 @@ from docbridge.live import LiveWorkspace, NotReady
 from engine import __version__, knowledge
 from engine.budget import BudgetError, compact
 from engine.handoff import UnknownReference
-from engine.retrieval.project import PROJECTION, projection_of
 from engine.state import ModelState
 
 log = logging.getLogger("docbridge.mcp")
@@ -234,8 +233,8 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
 
 
 def _projection(state: ModelState) -> Any:
-    from engine.artifacts import load_projection
-    return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+    from engine.artifacts import stored_or_built_projection
+    return stored_or_built_projection(state)
 
 
 # ------------------------------------------------------------------------------------------------ the wire

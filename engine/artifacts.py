@@ -217,6 +217,13 @@ def store_projection(workspace: Any, projection: Any) -> None:
             {"projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
 
 
+def stored_or_built_projection(state: ModelState) -> Any:
+    """The state's projection, memoised on it: the one in `.docbridge/index` when it was built from these
+    inputs, else built (what the language server, the MCP server and the Python API search)."""
+    from engine.retrieval.project import PROJECTION, projection_of
+    return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+
+
 def projection_for(workspace: Any) -> tuple[Any, bool]:
     """The workspace's projection from .docbridge/index when its inputs match, else built and stored;
     and whether it was reused."""

@@ -20,7 +20,7 @@ from lsprotocol import types as T
 from pygls.exceptions import JsonRpcInvalidParams
 from rapidfuzz import fuzz, process
 
-from engine.artifacts import artifact_dir, load_projection
+from engine.artifacts import artifact_dir, stored_or_built_projection
 from engine.cache import write_atomic
 from engine.handoff import UnknownReference, handoff_for_entity, resolve_ref
 from engine.ide.navigation import area_location, documents_about
@@ -52,7 +52,7 @@ async def _projection(folder: Folder, state: ModelState) -> Any:
     """The state's retrieval projection: read from .docbridge/index when it was built from the same inputs,
     else built in a worker thread (memoised on the state)."""
     def build() -> Any:
-        return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+        return stored_or_built_projection(state)
     if state.has_view(PROJECTION):
         return projection_of(state)
     return await asyncio.to_thread(build)

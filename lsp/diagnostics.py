@@ -147,7 +147,7 @@ def outgoing(server: DocBridgeServer, folder: Folder, path: str, diagnostics: li
     does not hold the event loop)."""
     params = {"uri": server.convert.uri(folder, path), "diagnostics": diagnostics}
     return Outgoing(diagnostics, _signature(diagnostics),
-                    server.protocol.encode_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params, "diagnostics"))
+                    server.protocol.encode_notification(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params))
 
 
 def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,

@@ -134,17 +134,16 @@ class DocBridgeProtocol(LanguageServerProtocol):
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
     @staticmethod
-    def encode_notification(method: str, params: dict[str, Any], items: str | None = None) -> bytes:
+    def encode_notification(method: str, params: dict[str, Any]) -> bytes:
         """A notification as the bytes of its frame (pure: a worker thread encodes a large one, so the event
-        loop only writes it). The list `params[items]` is encoded an element at a time: one `json.dumps` of
-        20,000 diagnostics holds the interpreter lock, and so the event loop, for 90 ms."""
-        if items is None:
-            text = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
-        else:
-            rest = json.dumps({"jsonrpc": "2.0", "method": method, "params": {**params, items: []}})
-            hole = rest.rindex(f'"{items}": []') + len(items) + 5  # the list's closing bracket
-            text = rest[:hole] + ", ".join(json.dumps(item) for item in params[items]) + rest[hole:]
-        body = text.encode("utf-8")
+        loop only writes it). A list parameter is encoded an element at a time: one `json.dumps` of 20,000
+        diagnostics holds the interpreter lock, and so the event loop, for 90 ms."""
+        def encoded(value: Any) -> str:
+            if isinstance(value, list):
+                return "[" + ", ".join(json.dumps(item) for item in value) + "]"
+            return json.dumps(value)
+        members = ", ".join(f"{json.dumps(name)}: {encoded(value)}" for name, value in params.items())
+        body = f'{{"jsonrpc": "2.0", "method": {json.dumps(method)}, "params": {{{members}}}}}'.encode()
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
     def send_frame(self, frame: bytes) -> None:
