@@ -331,8 +331,9 @@ def check_scope(ws: ModelState) -> str:
         return "all"
 
     def declared() -> str:
+        # a provisional universe holds None for each document it has not read (`engine.ide.provisional`)
         return "all" if any(declaration.kind == "relation" for facts in ws.universe.documents.values()
-                            for declaration in facts.declarations) else "library"
+                            if facts is not None for declaration in facts.declarations) else "library"
     return str(ws.view("check-scope", declared))
 
 

@@ -182,6 +182,29 @@ async def test_a_document_opened_during_the_scan_is_answered_at_once(tmp_path: P
         await client.stop()
 
 
+async def test_documents_opened_during_the_scan_get_their_diagnostics_at_once(tmp_path: Path) -> None:
+    # a repository that declares nothing to Doc Bridge (no configuration file): its check scope is decided by
+    # reading every document, which the provisional answer has not read
+    root = big_acme(tmp_path, 2500)
+    (root / "doc-bridge.config.json").unlink()
+    broken, clean = root / "docs/billing.md", root / "docs/orders.md"
+    client = await start(root)
+    try:
+        text = broken.read_text(encoding="utf-8") + "\nSee [the missing page](./nowhere.md).\n"
+        for path, body in ((broken, text), (clean, clean.read_text(encoding="utf-8"))):
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": path.as_uri(), "languageId": "markdown", "version": 1, "text": body}}})
+        await until(lambda: bool(diagnostics_for(client, broken.as_uri()) and diagnostics_for(client, clean.as_uri())),
+                    60)
+        assert not ready(client), "the first scan ended before the diagnostics: the repository is too small"
+        first = diagnostics_for(client, broken.as_uri())[0]
+        assert [(d["code"], d["range"]["start"]["line"]) for d in first] == [
+            ("LINK_BROKEN", len(text.split("\n")) - 2)]
+        assert diagnostics_for(client, clean.as_uri())[0] == []  # said at once: nothing is wrong in it
+    finally:
+        await client.stop()
+
+
 async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Path) -> None:
     root = big_acme(tmp_path, 2500)
     billing = root / "docs/billing.md"
