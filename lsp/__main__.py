@@ -2,6 +2,6 @@
 
 import sys
 
-from lsp.server import main
+from lsp.bootstrap import main
 
 sys.exit(main())

@@ -9,14 +9,16 @@ resynchronises instead of going silent.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:  # asyncio is loaded by the server, not by the start-up that reads the first frame with this
+    import asyncio
 
 log = logging.getLogger("docbridge.lsp")
 
@@ -115,9 +117,11 @@ class FrameReader:
         self.body_length = length
 
 
-def read_frames(stream: BinaryIO, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> None:
-    """Read frames from a blocking stream until it ends (see `FrameReader`)."""
-    frames = FrameReader(deliver, report)
+def read_frames(stream: BinaryIO, deliver: Callable[[bytes], None], report: Callable[[str], None],
+                frames: FrameReader | None = None) -> None:
+    """Read frames from a blocking stream until it ends (see `FrameReader`; `frames`: one holding bytes read
+    before, which goes on delivering to `deliver` and `report`)."""
+    frames = _adopt(frames, deliver, report)
     read = getattr(stream, "read1", stream.read)  # what has arrived, up to a piece: never waits for a full piece
     while chunk := read(READ_CHUNK):
         frames.feed(chunk)
@@ -137,8 +141,11 @@ def _excerpt(value: bytes) -> str:
     return repr(text + ("…" if len(value) > 40 else ""))
 
 
-async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
-    """Feed `protocol` every frame read from `stream` until it ends (or `stop` is set)."""
+async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event, early: Any = None) -> None:
+    """Feed `protocol` every frame read from `stream` until it ends (or `stop` is set). `early` (an
+    `lsp.bootstrap.Early`) holds what the start-up read before: its frames are handled first, its reader goes
+    on with the bytes it holds."""
+    import asyncio
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
 
@@ -177,13 +184,22 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
         if not ended.done():
             ended.set_result(None)
 
-    if _read_in_loop(loop, stream, handle, skipped, finished):
+    frames = None
+    if early is not None:
+        for event in early.events:
+            handle(event) if isinstance(event, bytes) else skipped(event)
+        if early.ended:
+            early.reader.end()
+            return
+        frames = early.reader
+    if _read_in_loop(loop, stream, handle, skipped, finished, frames):
         await ended
         return
 
     def run() -> None:
         try:
-            read_frames(stream, lambda body: _call(loop, handle, body), lambda reason: _call(loop, skipped, reason))
+            read_frames(stream, lambda body: _call(loop, handle, body), lambda reason: _call(loop, skipped, reason),
+                        frames)
         except (OSError, ValueError) as exc:
             log.error("reading the client's messages failed: %s", exc)
         finally:
@@ -193,8 +209,17 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event) -> None:
     await ended
 
 
+def _adopt(frames: FrameReader | None, deliver: Callable[[bytes], None], report: Callable[[str], None]) -> FrameReader:
+    if frames is None:
+        return FrameReader(deliver, report)
+    frames.deliver, frames.report = deliver, report
+    frames.feed(b"")  # frames complete in what it holds already
+    return frames
+
+
 def _read_in_loop(loop: asyncio.AbstractEventLoop, stream: BinaryIO, deliver: Callable[[bytes], None],
-                  report: Callable[[str], None], finished: Callable[[], None]) -> bool:
+                  report: Callable[[str], None], finished: Callable[[], None],
+                  frames: FrameReader | None = None) -> bool:
     """Read `stream` in the event loop when it is a pipe, socket or terminal: a message is handled in the loop
     turn that sees it, with no thread to wake and no lock to pass (a regular file cannot be polled: False).
     Nothing is made non-blocking: the loop reads only once the descriptor says bytes (or the end) are there,
@@ -203,7 +228,7 @@ def _read_in_loop(loop: asyncio.AbstractEventLoop, stream: BinaryIO, deliver: Ca
         descriptor = stream.fileno()
     except (AttributeError, OSError, ValueError):
         return False
-    frames = FrameReader(deliver, report)
+    reader = _adopt(frames, deliver, report)  # frames the start-up's reader holds already are handled here
 
     def readable() -> None:
         try:
@@ -214,10 +239,10 @@ def _read_in_loop(loop: asyncio.AbstractEventLoop, stream: BinaryIO, deliver: Ca
             log.error("reading the client's messages failed: %s", exc)
             chunk = b""
         if chunk:
-            frames.feed(chunk)
+            reader.feed(chunk)
             return
         loop.remove_reader(descriptor)
-        frames.end()
+        reader.end()
         finished()
 
     try:

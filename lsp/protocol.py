@@ -153,6 +153,29 @@ class DocBridgeProtocol(LanguageServerProtocol):
             return
         self.writer.write(frame)
 
+    early: Any = None  # what the start-up read and answered (`lsp.bootstrap.Early`), until initialize is done
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """The answer to an `initialize` the start-up answered already is not sent again: it is checked against
+        the one sent (and kept for the next start when there was none, or when it differs)."""
+        early = self.early
+        if early is None or early.key is None or msg_id != early.initialize_id:
+            super()._send_response(msg_id, result, error)
+            return
+        self.early = None
+        from lsp.bootstrap import keep_answer
+        if error is not None:
+            if early.answered is not None:
+                log.error("initialize failed after the start-up answered it: %s", error)
+        else:
+            answer = json.loads(json.dumps(self.to_json(result)))
+            if early.answered is None or answer != early.answered:
+                if early.answered is not None:
+                    log.warning("the kept answer to initialize differed from the server's; it is corrected")
+                keep_answer(early.key, answer)
+        if early.answered is None:
+            super()._send_response(msg_id, result, error)
+
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         """A `$/` request nobody implements is answered MethodNotFound quietly (the protocol allows ignoring
         them; a warning per request floods the editor's log)."""

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -63,13 +62,15 @@ class DocBridgeServer(LanguageServer):
         self.handler_errors = 0  # handler exceptions caught and logged (the robustness tests read it)
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, early: Any = None) -> None:
         """Serve on stdio with Doc Bridge's frame reader (lsp/framing.py): one loop wake-up per message, and a
-        malformed frame answered and skipped instead of silencing the server."""
+        malformed frame answered and skipped instead of silencing the server. `early`: what the start-up read
+        (and answered) before the server existed (`lsp.bootstrap`)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.early = early
         try:
-            asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event))
+            asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event, early))
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -269,32 +270,9 @@ def create_server() -> DocBridgeServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
-    if args and args[0] in ("--version", "-V"):
-        print(f"docbridge-lsp {__version__}")
-        return 0
-    if args and args[0] in ("--help", "-h"):
-        print("docbridge-lsp: the Doc Bridge language server. It speaks the Language Server Protocol on stdin and "
-              "stdout; start it from an editor (see the README).")
-        return 0
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="docbridge-lsp %(levelname)s %(name)s: %(message)s")
-    # Scans and index builds run in worker threads; a short GIL switch interval lets the event loop answer
-    # requests meanwhile within a few milliseconds instead of waiting out 5 ms slices several times.
-    sys.setswitchinterval(0.0005)
-    profile = os.environ.get("DOCBRIDGE_LSP_PROFILE")  # a file: the session's cProfile statistics
-    if profile:
-        import cProfile
-        profiler = cProfile.Profile()
-        profiler.enable()
-        try:
-            create_server().start_io()
-        finally:
-            profiler.disable()
-            profiler.dump_stats(profile)
-        return 0
-    create_server().start_io()
-    return 0
+    """The `docbridge-lsp` command (started through `lsp.bootstrap`, which loads this module while it reads)."""
+    from lsp.bootstrap import main as start
+    return start(argv)
 
 
 __all__ = ["DocBridgeServer", "Target", "create_server", "main", "safely", "too_large"]

@@ -26,6 +26,11 @@ if "DOCBRIDGE_SEAL_KEY_FILE" not in os.environ:
     _SEAL_KEY = Path(tempfile.gettempdir()) / f"docbridge-test-seal-{os.getpid()}"
     os.environ["DOCBRIDGE_SEAL_KEY_FILE"] = str(_SEAL_KEY)
     atexit.register(lambda: _SEAL_KEY.unlink(missing_ok=True))
+# The language server keeps its answers to `initialize` in a folder of the test run's own too.
+if "DOCBRIDGE_INITIALIZE_ANSWERS" not in os.environ:
+    _ANSWERS = Path(tempfile.mkdtemp(prefix="docbridge-test-answers-"))
+    os.environ["DOCBRIDGE_INITIALIZE_ANSWERS"] = str(_ANSWERS)
+    atexit.register(shutil.rmtree, _ANSWERS, True)
 
 
 def user_settings(directory: Path, settings: dict[str, Any]) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -154,10 +155,12 @@ class RawClient:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, stderr: Any = asyncio.subprocess.DEVNULL) -> RawClient:
-        """The server as a subprocess; `stderr` (a file) receives its log."""
+    async def start(cls, stderr: Any = asyncio.subprocess.DEVNULL, env: dict[str, str] | None = None) -> RawClient:
+        """The server as a subprocess; `stderr` (a file) receives its log; `env`: variables added to the
+        environment."""
         process = await asyncio.create_subprocess_exec(SERVER, stdin=asyncio.subprocess.PIPE,
-                                                       stdout=asyncio.subprocess.PIPE, stderr=stderr)
+                                                       stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                                                       env={**os.environ, **env} if env else None)
         return cls(process)
 
     async def ready(self, after: int = 0, timeout: float = 60) -> dict[str, Any]:

@@ -1,0 +1,109 @@
+"""Start-up: the server answers `initialize` from the answer it kept for the same client (before its libraries
+are loaded), serves normally after that, and corrects a kept answer that is no longer its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import copy_fixture
+from lsp_client import RawClient
+from test_lsp_ordering import find
+
+VSCODE_LIKE = {"general": {"positionEncodings": ["utf-16"]},
+               "textDocument": {"synchronization": {"didSave": True, "willSave": True},
+                                "hover": {"contentFormat": ["markdown"]}},
+               "workspace": {"workspaceFolders": True, "fileOperations": {"didRename": True, "willRename": True}},
+               "window": {"workDoneProgress": True}}
+UTF8_FIRST = {"general": {"positionEncodings": ["utf-8", "utf-16"]}}
+
+
+async def initialize(answers: Path, capabilities: dict[str, Any], root: Path | None = None,
+                     then: Any = None) -> dict[str, Any]:
+    """One server's answer to `initialize` (and whatever `then(client)` returns, run before it stops)."""
+    client = await RawClient.start(env={"DOCBRIDGE_INITIALIZE_ANSWERS": str(answers)})
+    try:
+        params: dict[str, Any] = {"processId": None, "capabilities": capabilities,
+                                  "rootUri": root.as_uri() if root else None}
+        if root is not None:
+            params["workspaceFolders"] = [{"uri": root.as_uri(), "name": root.name}]
+        answer = await client.request(1, "initialize", params, 60)
+        client.send({"method": "initialized", "params": {}})
+        extra = await then(client) if then is not None else None
+        return {"result": answer["result"], "then": extra}
+    finally:
+        await client.stop()
+
+
+def kept(answers: Path) -> list[Path]:
+    return sorted(answers.glob("*.json"))
+
+
+async def test_a_second_start_answers_initialize_from_the_kept_answer_and_serves(tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    root = copy_fixture("acme", tmp_path)
+    billing = root / "docs/billing.md"
+    line, column = find(billing, "(auth.md#roles-and-permissions)")
+
+    async def definition(client: RawClient) -> Any:
+        await client.ready(timeout=120)
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": billing.as_uri(), "languageId": "markdown", "version": 1,
+            "text": billing.read_text(encoding="utf-8")}}})
+        answer = await client.request(2, "textDocument/definition", {
+            "textDocument": {"uri": billing.as_uri()}, "position": {"line": line, "character": column + 3}}, 60)
+        result = answer["result"]
+        result = result[0] if isinstance(result, list) else result
+        return result["uri"], result["range"]["start"]["line"]
+
+    first = await initialize(answers, VSCODE_LIKE, root, definition)
+    assert len(kept(answers)) == 1  # the server kept its answer for this client
+    second = await initialize(answers, VSCODE_LIKE, root, definition)
+    assert second["result"] == first["result"]
+    assert first["result"]["capabilities"]["workspace"]["fileOperations"]["didRename"]  # the client's own answer
+    auth = root / "docs/auth.md"
+    assert second["then"] == first["then"] == (auth.as_uri(), find(auth, "## Roles and permissions")[0])
+
+    # another client's capabilities get their own answer: here the encoding it prefers
+    utf8 = await initialize(answers, UTF8_FIRST)
+    assert utf8["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    assert first["result"]["capabilities"]["positionEncoding"] == "utf-16"
+    assert len(kept(answers)) == 2
+    assert (await initialize(answers, UTF8_FIRST))["result"] == utf8["result"]
+
+
+async def test_a_kept_answer_that_is_not_the_servers_own_is_corrected_after_one_start(tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    real = (await initialize(answers, VSCODE_LIKE))["result"]
+    [path] = kept(answers)
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored["result"]["capabilities"]["experimental"] = {"stale": True}
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    # the start that reads it sends it (that is what makes it fast) and then corrects it
+    assert (await initialize(answers, VSCODE_LIKE))["result"]["capabilities"]["experimental"] == {"stale": True}
+    assert (await initialize(answers, VSCODE_LIKE))["result"] == real
+    # an unreadable kept answer is no answer: the server answers itself and keeps a good one again
+    path.write_text("{not json", encoding="utf-8")
+    assert (await initialize(answers, VSCODE_LIKE))["result"] == real
+    assert json.loads(path.read_text(encoding="utf-8"))["result"] == real
+
+
+async def test_frames_sent_with_initialize_in_one_write_are_all_handled(tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    await initialize(answers, {})
+    client = await RawClient.start(env={"DOCBRIDGE_INITIALIZE_ANSWERS": str(answers)})
+    try:
+        frames = b""
+        for message in ({"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {},
+                                                                     "rootUri": None}},
+                        {"method": "initialized", "params": {}},
+                        {"id": 2, "method": "$/unknown", "params": {}}):
+            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+            frames += b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        client.write(frames[:-7])  # the last frame arrives in two pieces
+        await client.response(1, 60)
+        client.write(frames[-7:])
+        assert (await client.response(2, 60))["error"]["code"] == -32601
+    finally:
+        await client.stop()
