@@ -119,15 +119,20 @@ def _mac(digest: str) -> str:
     return hmac.new(seal_key(), digest.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def write_sealed(path: Path, kind: str, payload: Any, extra: dict[str, Any] | None = None) -> None:
-    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+def write_sealed(path: Path, kind: str, payload: Any, extra: dict[str, Any] | None = None,
+                 body: bytes | None = None) -> None:
+    """Write `payload` as JSON (or `body`, bytes already encoded) under a sealed header."""
+    if body is None:
+        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     digest = sha256_bytes(body)
     header = {"kind": kind, "format": CACHE_FORMAT, "sha256": digest, "seal": _mac(digest), **(extra or {})}
     write_atomic(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
 
 
-def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any] | None:
-    """The header and payload of a sealed artifact, or None when it is missing, foreign or corrupt."""
+def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None,
+                parse: bool = True) -> tuple[dict[str, Any], Any] | None:
+    """The header and payload of a sealed artifact (its bytes, unparsed, with `parse=False`), or None when it is
+    missing, foreign or corrupt."""
     raw = read_artifact(path)  # a regular file, never through a link, never a FIFO or a device
     if raw is None:
         return None
@@ -149,31 +154,53 @@ def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> 
     seal = header.get("seal")
     if not isinstance(seal, str) or not hmac.compare_digest(seal, _mac(digest)):
         return None  # sealed by another user or machine, or by nobody: rebuilt, never believed
+    if not parse:
+        return header, body
     try:
         return header, json.loads(body)
     except (ValueError, RecursionError):
         return None
 
 
+FACTS_LAYOUT = 2  # one line per file: `"path"<TAB>[kind, hash, size, mtime, row]`, parsed when the file is looked up
+
+
 class FactsCache:
-    """FileFacts by path, valid while the file's size, mtime and content hash say it is the same file."""
+    """FileFacts by path, valid while the file's size, mtime and content hash say it is the same file.
+
+    The cache of a 100,000-file repository is 130 MB of JSON: parsed whole, its rows cost five times that in
+    objects at once, and the freed objects leave the process that much larger. So each file's entry is a line
+    of its own, found by an offset into the artifact's bytes and parsed when the scan looks that file up; an
+    entry the scan does not change is written back as the bytes it was read as."""
 
     def __init__(self, root: Path, analyzers: dict[str, str]) -> None:
         self.path = artifact_dir(root) / "cache" / "facts.json"
         self.analyzers = analyzers
-        self.entries: dict[str, list[Any]] = {}
+        self.entries: dict[str, list[Any]] = {}  # entries stored (or changed) by this run
+        self._body = b""
+        self._lines: dict[str, tuple[int, int]] = {}  # path -> where its entry is in `_body`
         self.written_ns = 0
         self.dirty = False
-        loaded = read_sealed(self.path, "facts-cache", {"analyzers": analyzers})
+        expect = {"analyzers": analyzers, "layout": FACTS_LAYOUT}
+        loaded = read_sealed(self.path, "facts-cache", expect, parse=False)
         if loaded is not None:
-            header, payload = loaded
+            header, body = loaded
             written = header.get("written_ns", 0)
-            if isinstance(payload, dict) and type(written) is int:
-                self.entries = payload
+            lines = _index_lines(body)
+            if type(written) is int and lines is not None:
+                self._body, self._lines = body, lines
                 self.written_ns = written
 
     def _entry(self, path: str, kind: str) -> list[Any] | None:
         entry = self.entries.get(path)
+        if entry is None:
+            where = self._lines.get(path)
+            if where is None:
+                return None
+            try:
+                entry = json.loads(self._body[where[0]:where[1]])
+            except (ValueError, RecursionError):
+                return None
         if type(entry) is not list or len(entry) != 5 or entry[0] != kind or type(entry[4]) is not list:
             return None  # absent, or not of the shape `store` writes
         return entry
@@ -195,22 +222,60 @@ class FactsCache:
 
     def store(self, path: str, kind: str, content_hash: str, size: int, mtime_ns: int, row: list[Any]) -> None:
         entry = [kind, content_hash, size, mtime_ns, row]
-        if self.entries.get(path) != entry:
+        if self._entry(path, kind) != entry:
             self.entries[path] = entry
             self.dirty = True
 
     def prune(self, keep: set[str]) -> None:
-        for path in [p for p in self.entries if p not in keep]:
-            del self.entries[path]
+        for path in [p for p in (*self.entries, *self._lines) if p not in keep]:
+            self.entries.pop(path, None)
+            self._lines.pop(path, None)
             self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
             return
         now = time.time_ns()
-        write_sealed(self.path, "facts-cache", self.entries, {"analyzers": self.analyzers, "written_ns": now})
+        write_sealed(self.path, "facts-cache", None, {"analyzers": self.analyzers, "layout": FACTS_LAYOUT,
+                                                      "written_ns": now}, body=b"".join(self._encoded()))
         self.written_ns = now
         self.dirty = False
+
+    def _encoded(self) -> Iterable[bytes]:
+        for path in sorted({*self.entries, *self._lines}):
+            entry = self.entries.get(path)
+            if entry is not None:
+                text = json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            else:
+                start, end = self._lines[path]
+                text = self._body[start:end]
+            yield json.dumps(path, ensure_ascii=False).encode("utf-8") + b"\t" + text + b"\n"
+
+
+def _index_lines(body: bytes) -> dict[str, tuple[int, int]] | None:
+    """Path -> (start, end) of its entry in a facts cache's body; None when the body is not of that layout.
+    A path is JSON (a raw tab or line end never occurs in it), so the first tab of a line ends it."""
+    lines: dict[str, tuple[int, int]] = {}
+    start, size = 0, len(body)
+    while start < size:
+        end = body.find(b"\n", start)
+        end = size if end < 0 else end
+        tab = body.find(b"\t", start, end)
+        if tab < 0:
+            return None
+        quoted = body[start:tab]
+        try:
+            if len(quoted) > 1 and quoted[0] == quoted[-1] == 0x22 and b"\\" not in quoted:
+                path = quoted[1:-1].decode("utf-8")  # nothing escaped: the common case, without a parser
+            else:
+                path = json.loads(quoted)
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+            return None
+        if type(path) is not str:
+            return None
+        lines[path] = (tab + 1, end)
+        start = end + 1
+    return lines
 
 
 def facts_from_row(kind: str, row: list[Any]) -> FileFacts:

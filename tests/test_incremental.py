@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -48,6 +51,49 @@ def test_editing_one_file_reparses_exactly_that_file(acme: Path) -> None:
     summary = docbridge_json("scan", "--root", str(acme), "--json")
     assert summary["reuse"]["parsed"] == 1 and summary["reuse"]["reused"] == 50
     assert "Re-parsed: docs/orders.md." in summary["reuse"]["reason"]
+
+
+def _cache_lines(root: Path) -> dict[str, bytes]:
+    """The facts cache's entries as the bytes of their lines, by path (`"path"<TAB>entry` per file)."""
+    body = (root / ".docbridge" / "cache" / "facts.json").read_bytes().partition(b"\n")[2]
+    lines = body.split(b"\n")
+    assert lines[-1] == b"" and all(b"\t" in line for line in lines[:-1])
+    paths = [json.loads(line.split(b"\t", 1)[0]) for line in lines[:-1]]
+    assert paths == sorted(paths)
+    return dict(zip(paths, lines[:-1], strict=True))
+
+
+def test_the_facts_cache_keeps_a_line_per_file_and_rewrites_only_what_changed(acme: Path) -> None:
+    odd = acme / "docs" / 'a "quoted"\\ name\twith a tab.md'
+    odd.write_text("# Odd\n\nSee [billing](billing.md).\n", encoding="utf-8")
+    first = docbridge_json("scan", "--root", str(acme), "--json")
+    before = _cache_lines(acme)
+    assert len(before) == first["reuse"]["parsed"] == 52 and 'docs/a "quoted"\\ name\twith a tab.md' in before
+    doc = acme / "docs" / "orders.md"
+    doc.write_text(doc.read_text(encoding="utf-8") + "\nSee also `src/billing/tax.ts`.\n", encoding="utf-8")
+    summary = docbridge_json("scan", "--root", str(acme), "--json")
+    assert summary["reuse"]["parsed"] == 1 and summary["reuse"]["reused"] == 51  # the odd name is read back too
+    after = _cache_lines(acme)
+    assert {path for path in after if after[path] != before[path]} == {"docs/orders.md"}
+    odd.unlink()
+    assert docbridge_json("scan", "--root", str(acme), "--json")["reuse"]["reused"] == 51
+    assert set(_cache_lines(acme)) == set(after) - {'docs/a "quoted"\\ name\twith a tab.md'}
+
+
+def test_a_cache_written_whole_by_an_older_version_is_rebuilt(acme: Path) -> None:
+    docbridge_json("scan", "--root", str(acme), "--json")
+    cache = acme / ".docbridge" / "cache" / "facts.json"
+    head, _, _ = cache.read_bytes().partition(b"\n")
+    header = json.loads(head)
+    header.pop("layout")  # what the whole-JSON cache's header held; its payload a single object
+    body = json.dumps({path: json.loads(line.split(b"\t", 1)[1])
+                       for path, line in _cache_lines(acme).items()}).encode()
+    digest = hashlib.sha256(body).hexdigest()  # sealed with this user's key: only the layout is old
+    key = Path(os.environ["DOCBRIDGE_SEAL_KEY_FILE"]).read_bytes()
+    header.update(sha256=digest, seal=hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest())
+    cache.write_bytes(json.dumps(header).encode() + b"\n" + body)
+    assert docbridge_json("scan", "--root", str(acme), "--json")["reuse"]["parsed"] == 51
+    assert docbridge_json("scan", "--root", str(acme), "--json")["reuse"]["parsed"] == 0
 
 
 def test_a_corrupt_cache_is_ignored_and_rebuilt(acme: Path) -> None:

@@ -60,9 +60,22 @@ def test_a_docbridge_folder_sealed_elsewhere_is_rebuilt(built: tuple[Path, str],
     assert _every_artifact(cloned, key=elsewhere)["reuse"]["parsed"] == 0  # its own seals hold from now on
 
 
+def _payload(path: Path) -> Any:
+    """An artifact's payload; the facts cache's lines (`"path"<TAB>entry`) as one mapping."""
+    body = path.read_bytes().partition(b"\n")[2]
+    if path.name != "facts.json":
+        return json.loads(body)
+    lines = [line.split(b"\t", 1) for line in body.split(b"\n") if line]
+    return {json.loads(name): json.loads(entry) for name, entry in lines}
+
+
 def _reseal(path: Path, payload: Any, key: bytes) -> None:
     head = json.loads(path.read_bytes().partition(b"\n")[0])
-    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if path.name == "facts.json":
+        body = b"".join(json.dumps(name).encode() + b"\t" + json.dumps(entry).encode() + b"\n"
+                        for name, entry in sorted(payload.items()))
+    else:
+        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     digest = hashlib.sha256(body).hexdigest()
     head.update(sha256=digest, seal=hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest())
     path.write_bytes(json.dumps(head, sort_keys=True).encode("utf-8") + b"\n" + body)
@@ -108,7 +121,7 @@ def test_an_artifact_sealed_here_but_of_the_wrong_shape_is_rebuilt(built: tuple[
     work = tmp_path / "acme"
     shutil.copytree(root, work)
     target = work / ".docbridge" / artifact
-    payload = json.loads(target.read_bytes().partition(b"\n")[2])
+    payload = _payload(target)
     key = Path(os.environ["DOCBRIDGE_SEAL_KEY_FILE"]).read_bytes()
     _reseal(target, _set(payload, where(payload), value), key)
     for args in (("scan", "--json"), ("check", "--json", "--fail-on", "never"), ("search", "invoice", "--json"),

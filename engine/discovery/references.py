@@ -28,7 +28,7 @@ from engine.discovery.markdown import site_slug
 from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
 from engine.discovery.routes import clean_route, route_name, routes_of
 from engine.discovery.surface import declaration_of, public_declarations
-from engine.discovery.universe import Key, Universe, dirname
+from engine.discovery.universe import Key, Universe, dirname, members
 from engine.heap import sorted_in_runs
 from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, Heading, MarkdownFacts, Relation, Span, entity_id
 
@@ -463,7 +463,7 @@ class _DocumentResolver:
             if facts is not None and any(e.name == name and e.kind == "namespace" for e in facts.exports):
                 return True
         return any(e.name == name and e.kind == "namespace"
-                   for module in self.u.reexporters.get(name, ()) for e in self.u.modules[module].exports)
+                   for module in members(self.u.reexporters.get(name)) for e in self.u.modules[module].exports)
 
     def near(self, path: str) -> bool:
         """Whether a file is in the document's own package (not the repository root) or under its folder."""
@@ -833,7 +833,7 @@ class _DocumentResolver:
                 return self.wiki_hit(span, raw, probe, anchor)
         stem = name.rsplit("/", 1)[-1].lower().removesuffix(".md")
         self.deps.add(("stem", stem))
-        same = sorted(self.u.stems.get(stem, ()))
+        same = sorted(members(self.u.stems.get(stem)))
         if len(same) == 1:
             return self.wiki_hit(span, raw, same[0], anchor)
         if "/" in name or name.lower().endswith(".md"):

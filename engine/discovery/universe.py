@@ -82,6 +82,14 @@ class _Matches:
     found: dict[tuple[str, int, float], list[Any]] = field(default_factory=dict)
 
 
+def members(value: str | frozenset[str] | None) -> frozenset[str]:
+    """The paths a multi-valued index (owners, re-exporters, base names, stems) holds under a key: one path is
+    kept as itself, two or more as a frozenset (a frozenset of one costs 216 bytes, 10 MB per 10,000 files)."""
+    if value is None:
+        return frozenset()
+    return frozenset((value,)) if type(value) is str else value  # type: ignore[return-value]  # str or frozenset
+
+
 @dataclass(slots=True)
 class _RoleMemo:
     """Roles by path and the documentation sites' folders, kept while no path comes or goes and the layout
@@ -109,10 +117,11 @@ class Universe:
     navigation: Map[str, NavigationFacts] = EMPTY  # documentation sites' navigation files
     other: Map[str, bool] = EMPTY  # files that exist but are not analyzed (or were skipped)
     dir_counts: Map[str, int] = EMPTY  # directory -> how many files lie under it
-    owners: Map[str, frozenset[str]] = EMPTY  # symbol -> modules declaring it
-    reexporters: Map[str, frozenset[str]] = EMPTY  # symbol -> modules only re-exporting it
-    basenames: Map[str, frozenset[str]] = EMPTY  # file name -> documents and modules with that name
-    stems: Map[str, frozenset[str]] = EMPTY  # lower-cased document stem -> documents
+    # multi-valued: read through `members` (one path is kept as itself)
+    owners: Map[str, str | frozenset[str]] = EMPTY  # symbol -> modules declaring it
+    reexporters: Map[str, str | frozenset[str]] = EMPTY  # symbol -> modules only re-exporting it
+    basenames: Map[str, str | frozenset[str]] = EMPTY  # file name -> documents and modules with that name
+    stems: Map[str, str | frozenset[str]] = EMPTY  # lower-cased document stem -> documents
     renamed: Map[str, tuple[str, str]] = EMPTY  # a vanished export -> (its module, the export that replaced it)
     layout: Layout | None = None
     _fuzzy: _Matches = field(default_factory=_Matches)  # documents, modules and areas
@@ -280,10 +289,10 @@ class Universe:
 
     def symbol_owners(self, name: str, deps: set[Key]) -> list[str]:
         deps.add(("sym", name))
-        owners = self.owners.get(name)
+        owners = members(self.owners.get(name))
         if owners:
             return sorted(owners)
-        return sorted(self.reexporters.get(name, ()))
+        return sorted(members(self.reexporters.get(name)))
 
     def renamed_symbol(self, name: str, deps: set[Key]) -> tuple[str, str] | None:
         """(module, new name) when `name` stopped being exported because its module renamed it."""
@@ -301,7 +310,7 @@ class Universe:
 
     def by_basename(self, base: str, deps: set[Key]) -> list[str]:
         deps.add(("base", base))
-        return sorted(self.basenames.get(base, ()))
+        return sorted(members(self.basenames.get(base)))
 
     def by_suffix(self, suffix: str) -> list[str]:
         """Files and folders whose path ends with `/<suffix>` (memoised index of every path's last two to four
@@ -330,7 +339,7 @@ class Universe:
 
     def by_stem(self, stem: str, deps: set[Key]) -> list[str]:
         deps.add(("stem", stem))
-        return sorted(self.stems.get(stem, ()))
+        return sorted(members(self.stems.get(stem)))
 
     def fuzzy(self, token: str, deps: set[Key], limit: int = 3, cutoff: float = FUZZY_THRESHOLD) -> list[
             tuple[str, float]]:
@@ -386,7 +395,7 @@ class Universe:
             if prefix and not path.startswith(prefix):
                 break
             near.append(path)
-        named = self.basenames.get(target.rsplit("/", 1)[-1], frozenset())
+        named = members(self.basenames.get(target.rsplit("/", 1)[-1]))
         return sorted(set(near) | set(named))
 
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
@@ -510,19 +519,25 @@ class UniverseBuilder:
     @staticmethod
     def _add(index: Any, key: str, path: str) -> bool:
         current = index.get(key)
-        if current is not None and path in current:
+        if current is None:
+            index[key] = path
+            return True
+        held = members(current)
+        if path in held:
             return False
-        index[key] = frozenset((path,)) if current is None else current | {path}
+        index[key] = held | {path}
         return True
 
     @staticmethod
     def _discard(index: Any, key: str, path: str) -> bool:
         current = index.get(key)
-        if current is None or path not in current:
+        if current is None or path not in members(current):
             return False
-        rest = current - {path}
-        if rest:
+        rest = members(current) - {path}
+        if len(rest) > 1:
             index[key] = rest
+        elif rest:
+            index[key] = next(iter(rest))
         else:
             index.pop(key, None)
         return True

@@ -8,6 +8,7 @@ import posixpath
 import re
 from typing import Any
 
+from engine.discovery.universe import members
 from engine.ide.types import Completion
 from engine.model import Span
 from engine.state import ModelState
@@ -92,7 +93,8 @@ def _symbols(state: ModelState, typed: str, span: Span, limit: int) -> list[Comp
         return []
     typed_lower = typed.lower()
     found = []
-    for name, owners in state.universe.owners.items():
+    for name, held in state.universe.owners.items():
+        owners = members(held)
         if owners and name.lower().startswith(typed_lower):
             module = sorted(owners)[0]
             found.append(((0 if name.startswith(typed) else 1, len(name), name), name, module, len(owners)))
