@@ -419,6 +419,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_retrieval(args)
     if args.suite == "lsp":
         return bench.bench_lsp(args.files or [1000, 5000], workdir, args.json)
+    if args.suite == "scale":
+        from engine.bench_scale import bench_scale
+        return bench_scale((args.files or [50000])[0], workdir, args.json)
     if args.suite == "kill":
         from engine.bench_kill import bench_kill
         return bench_kill((args.files or [1000])[0], workdir, args.json, trials=args.trials)
@@ -526,7 +529,7 @@ def _index_retriever(path: Path) -> Any:
 def _register_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="run a benchmark and print its figures",
                                 description="Benchmarks print figures; they are not pass/fail tests.")
-    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "mcp", "kill",
+    bench.add_argument("suite", choices=["scan", "check", "retrieval", "search", "cli", "lsp", "scale", "mcp", "kill",
                                          "robust", "loop", "fidelity"],
                        help="which benchmark")
     bench.add_argument("suite_file", nargs="?", metavar="SUITE.json",
@@ -546,7 +549,7 @@ def _register_bench(commands: Any) -> None:
     bench.add_argument("--lexical", choices=["combined", "fields"], default="combined",
                        help="retrieval: BM25 over one weighted field (default) or per-field BM25 summed")
     bench.add_argument("--files", type=int, nargs="+", metavar="N",
-                       help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000)")
+                       help="synthetic sizes: N Markdown + N TypeScript files (default: 1000 5000; scale: 50000)")
     bench.add_argument("--workdir", metavar="DIR", help="where synthetic repositories are generated and kept")
     bench.add_argument("--trials", type=int, default=20, metavar="N",
                        help="kill: how many cold scans to kill -9 at a random moment (default: 20)")

@@ -20,17 +20,34 @@ def _area_count(n: int) -> int:
     return max(4, min(60, n // 100))
 
 
-def generate(out: Path, n: int, seed: int = 7) -> dict[str, int]:
-    """Write the repository under `out` and return what was written."""
+def generate(out: Path, n: int, seed: int = 7, packages: int = 0) -> dict[str, int]:
+    """Write the repository under `out` and return what was written. With `packages`, a monorepo: the areas
+    are spread over that many npm workspaces (`packages/pkgNN`, each with its manifest and a README)."""
     rng = random.Random(seed)
     areas = [f"area{k:02d}" for k in range(_area_count(n))]
+    if packages:
+        areas = [f"packages/pkg{k % packages:02d}/src/{area}" for k, area in enumerate(areas)]
+    else:
+        areas = [f"src/{area}" for area in areas]
     sections = [f"section{k:02d}" for k in range(max(4, min(60, n // 100)))]
-    modules = [f"src/{areas[i % len(areas)]}/{WORDS[i % len(WORDS)]}{i:05d}.ts" for i in range(n)]
+    modules = [f"{areas[i % len(areas)]}/{WORDS[i % len(WORDS)]}{i:05d}.ts" for i in range(n)]
     docs = [f"docs/{sections[i % len(sections)]}/{WORDS[(i * 7) % len(WORDS)]}-{i:05d}.md" for i in range(n)]
     symbols = [[f"{WORDS[(i + j) % len(WORDS)]}Handler{i}x{j}" for j in range(4)] for i in range(n)]
     out.mkdir(parents=True, exist_ok=True)
-    (out / "package.json").write_text(json.dumps({"name": "synthetic-app", "version": "1.0.0", "scripts": {
-        "test": "vitest run", "build": "tsc -p ."}}, indent=2) + "\n")
+    manifest: dict[str, object] = {"name": "synthetic-app", "version": "1.0.0", "scripts": {
+        "test": "vitest run", "build": "tsc -p ."}}
+    if packages:
+        manifest["private"] = True
+        manifest["workspaces"] = ["packages/*"]
+        for k in range(packages):
+            folder = out / "packages" / f"pkg{k:02d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "package.json").write_text(json.dumps({
+                "name": f"@synthetic/pkg{k:02d}", "version": "1.0.0", "main": "src/index.ts",
+                "scripts": {"test": "vitest run"}}, indent=2) + "\n")
+            (folder / "README.md").write_text(f"# @synthetic/pkg{k:02d}\n\nPackage {k} of the synthetic monorepo: "
+                                              f"its areas live under `src/`.\n")
+    (out / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
     (out / "tsconfig.json").write_text('{ "compilerOptions": { "strict": true } }\n')
     for i, path in enumerate(modules):
         target = out / path
@@ -46,7 +63,7 @@ def generate(out: Path, n: int, seed: int = 7) -> dict[str, int]:
         lines.append(f"export interface {symbols[i][3].capitalize()}Options {{ retries: number; label: string }}")
         lines.append(f"export const {symbols[i][1]} = {i};")
         for j in (0, 2):
-            lines.append(f"/** Handles {WORDS[(i + j) % len(WORDS)]} work for area {path.split('/')[1]}. */")
+            lines.append(f"/** Handles {WORDS[(i + j) % len(WORDS)]} work for area {path.split('/')[-2]}. */")
             lines.append(f"export function {symbols[i][j]}(input: string, attempt = 0): string {{")
             for k in range(rng.randint(3, 12)):
                 lines.append(f"  const step{k} = input.length + attempt * {k}; // {rng.choice(WORDS)}")
@@ -88,7 +105,7 @@ def generate(out: Path, n: int, seed: int = 7) -> dict[str, int]:
                 elif kind < 0.8:
                     sentence.append(f"`{symbols[rng.randrange(n)][rng.randrange(3)]}`")
                 elif kind < 0.9:
-                    sentence.append(f"the `src/{rng.choice(areas)}` area")
+                    sentence.append(f"the `{rng.choice(areas)}` area")
                 else:
                     sentence.append(f"`npm run {rng.choice(WORDS)}` with `--{rng.choice(WORDS)}`")
             lines.append(f"When {rng.choice(WORDS)} changes, " + ", ".join(sentence) + ".")
