@@ -9,7 +9,11 @@ alone, answers it from that file within milliseconds while the libraries load on
 frame to the server, which does everything else `initialize` does and checks its own answer against the one
 sent (a difference is logged and the file corrected). Without a kept answer the server answers as always.
 
-Nothing here imports more than the standard library and `lsp.framing` (which imports no more either).
+Then, until the libraries are loaded, it goes on reading (every message is kept, in order, for the server)
+and publishes the diagnostics kept at the last stop for a document opened with the same text (`lsp.restart`).
+
+Nothing here imports more than the standard library, `lsp.framing` (which imports no more either) and, for
+the kept diagnostics, `lsp.restart` (the artifacts' sealed reader).
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import importlib.util
 import json
 import logging
 import os
+import select
 import sys
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from lsp.framing import READ_CHUNK, FrameReader, invalid_message
 
@@ -106,6 +112,9 @@ class Early:
         self.initialize_id: int | str | None = None  # the id of the `initialize` read first
         self.key: str | None = None  # the key of its answer (kept by the server when there was none)
         self.answered: dict[str, Any] | None = None  # the answer sent, when one was kept
+        self.roots: list[Path] = []  # the workspace folders `initialize` named
+        self.encoding = UTF16  # the position encoding the server negotiates (`lsp.protocol.Capabilities`)
+        self.prepublished: dict[str, tuple[str, list[Any]]] = {}  # uri -> (text hash, diagnostics) published
 
 
 def read_first_frame(descriptor: int) -> Early:
@@ -139,6 +148,7 @@ def answer_early(early: Early, write: Any) -> None:
     if not isinstance(params, dict):
         return
     early.initialize_id, early.key = message["id"], answer_key(params.get("capabilities"))
+    early.roots, early.encoding = _roots(params), _encoding(params.get("capabilities"))
     result = kept_answer(early.key)
     if result is None:
         return
@@ -148,6 +158,82 @@ def answer_early(early: Early, write: Any) -> None:
     except OSError:
         return
     early.answered = result
+
+
+def _roots(params: dict[str, Any]) -> list[Path]:
+    folders = params.get("workspaceFolders")
+    uris = [f.get("uri") for f in folders if isinstance(f, dict)] if isinstance(folders, list) and folders else [
+        params.get("rootUri")]
+    return [path for uri in uris if isinstance(uri, str) for path in [_file_path(uri)] if path is not None]
+
+
+def _file_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" and parsed.path else None
+
+
+def _encoding(capabilities: Any) -> str:
+    """UTF-8 when the client offers it, else UTF-16: the rule of `lsp.protocol.Capabilities`."""
+    general = capabilities.get("general") if isinstance(capabilities, dict) else None
+    offered = general.get("positionEncodings") if isinstance(general, dict) else None
+    return UTF8 if isinstance(offered, list) and UTF8 in offered else UTF16
+
+
+def relay_until_loaded(early: Early, loader: threading.Thread, descriptor: int, write: Any) -> None:
+    """While the modules load, read what the client sends (kept, in order, for the server) and publish the
+    diagnostics kept at the last stop (`lsp.restart`) of a document opened with the text they were computed
+    for. Only after an `initialize` answered here: nothing may be published before that answer."""
+    if early.answered is None or not early.roots:
+        return
+    kept: dict[Path, dict[str, tuple[str, list[Any]]]] = {}
+    handled = len(early.events)
+    while loader.is_alive() and not early.ended:
+        try:
+            readable, _, _ = select.select([descriptor], [], [], 0.005)
+        except (OSError, ValueError):
+            return
+        if readable:
+            try:
+                chunk = os.read(descriptor, READ_CHUNK)
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                early.ended = True
+            else:
+                early.reader.feed(chunk)
+        for event in early.events[handled:]:
+            if isinstance(event, bytes) and b'"textDocument/didOpen"' in event:
+                _publish_kept(early, event, kept, write)
+        handled = len(early.events)
+
+
+def _publish_kept(early: Early, body: bytes, kept: dict[Path, dict[str, tuple[str, list[Any]]]], write: Any) -> None:
+    try:
+        message = json.loads(body)
+        document = message["params"]["textDocument"]
+        uri, text = document["uri"], document["text"]
+    except (ValueError, RecursionError, KeyError, TypeError):
+        return  # the server answers whatever is wrong with it
+    path = _file_path(uri) if isinstance(uri, str) and isinstance(text, str) else None
+    root = next((r for r in early.roots if path is not None and path.is_relative_to(r)), None)
+    if root is None:
+        return
+    from lsp.restart import read_kept, text_hash
+    if root not in kept:
+        kept[root] = read_kept(root, early.encoding)
+    entry = kept[root].get(uri)
+    if entry is None or entry[0] != text_hash(text):
+        return
+    payload = {"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+               "params": {"uri": uri, "diagnostics": entry[1]}}
+    frame = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    try:
+        write(b"Content-Length: %d\r\n\r\n%s" % (len(frame), frame))
+    except OSError:
+        return
+    early.prepublished[uri] = entry
 
 
 def _write_all(data: bytes) -> None:
@@ -206,6 +292,7 @@ def start() -> None:
         sys.stdout.flush()
         early = read_first_frame(descriptor)
         answer_early(early, _write_all)
+        relay_until_loaded(early, loader, descriptor, _write_all)
     loader.join()
     if loaded:
         raise loaded[0]
@@ -214,4 +301,4 @@ def start() -> None:
 
 
 __all__ = ["ANSWERS_ENV", "Early", "answer_early", "answer_key", "answers_folder", "keep_answer", "kept_answer", "main",
-           "read_first_frame", "start"]
+           "read_first_frame", "relay_until_loaded", "start"]

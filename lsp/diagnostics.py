@@ -160,8 +160,12 @@ def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,
         return 0
     if isinstance(diagnostics, Outgoing):
         server.protocol.send_frame(diagnostics.frame)
+        folder.open_sent.pop(uri, None)
     else:
         server.protocol.notify_json(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": diagnostics})
+        text = server.convert.buffer_text(uri)
+        if text is not None:  # an open document: what a restart publishes at once if its text is the same
+            folder.open_sent[uri] = (text, diagnostics)
     if signature:
         folder.published[uri] = (path, signature)
     else:
@@ -171,6 +175,13 @@ def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,
     else:
         folder.noticed.discard(path)
     return 1
+
+
+def adopt(folder: Folder, path: str, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+    """Diagnostics the start-up published (kept at the last stop, `lsp.restart`) count as sent."""
+    signature = _signature(diagnostics)
+    if signature:
+        folder.published[uri] = (path, signature)
 
 
 def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
@@ -332,4 +343,5 @@ def publish_provisional(server: DocBridgeServer, folder: Folder, path: str, stat
         log.exception("publishing provisional diagnostics failed")
 
 
-__all__ = ["codes_page", "publish", "publish_everything", "publish_findings", "publish_provisional", "schedule"]
+__all__ = ["adopt", "codes_page", "publish", "publish_everything", "publish_findings", "publish_provisional",
+           "schedule"]

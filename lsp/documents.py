@@ -17,6 +17,7 @@ from lsp.folders import Folder
 from lsp.lifecycle import RENAME_FILTERS
 from lsp.proposals import OVERLAY
 from lsp.proposals import refresh as refresh_proposals
+from lsp.restart import text_hash
 from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
@@ -30,6 +31,12 @@ def edited(ls: DocBridgeServer, uri: str, text: str | None, *, opened: bool = Fa
     if folder.workspace is None:  # the first scan runs: answer from the buffer and the file system
         if folder.scanning:
             folder.touched[path] = text
+        kept = ls.prepublished.pop(uri, None) if opened else None
+        if kept is not None and text is not None and kept[0] == text_hash(text):
+            # published by the start-up from the last stop, for this very text: it stands until the full model
+            # replaces it (a provisional answer knows less)
+            diagnostics.adopt(folder, path, uri, kept[1])
+            return
         if text is not None and is_markdown(path):
             # first what the buffer and the file system decide; then, once the messages already received are
             # answered, what the headings of the documents it links to decide too

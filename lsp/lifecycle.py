@@ -7,9 +7,9 @@ from pathlib import Path
 
 from lsprotocol import types as T
 
-from lsp import scanning
+from lsp import restart, scanning
 from lsp.positions import UTF16
-from lsp.server import DocBridgeServer
+from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
 WATCHED = "**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}"
@@ -35,6 +35,15 @@ def register(server: DocBridgeServer) -> None:
         options = params.initialization_options
         if isinstance(options, dict):
             ls.apply_settings(options.get("docbridge", options))
+
+    @server.feature(T.SHUTDOWN)
+    @safely()
+    def shutdown(ls: DocBridgeServer, params: None) -> None:
+        """What a restart shows at once: the open documents' diagnostics (written here, before the answer)."""
+        for folder in ls.folders:
+            if folder.state is not None and not folder.refused:
+                restart.write_kept(folder.root, restart.encoding_name(ls.convert.encoding),
+                                   restart.open_diagnostics(ls, folder))
 
     @server.feature(T.INITIALIZED)
     async def initialized(ls: DocBridgeServer, params: T.InitializedParams) -> None:

@@ -23,7 +23,7 @@ from engine.safe_io import ArtifactPathError
 from engine.scan import scan_state
 from engine.transitions import Change, apply_changes
 from engine.workspace import Workspace
-from lsp import diagnostics
+from lsp import diagnostics, restart
 from lsp.folders import Folder
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
     opened = frozenset(path for uri in list(server.workspace.text_documents)
                        for owner, path in [server.folders.locate(uri)] if owner is folder and path is not None)
     await diagnostics.publish_everything(server, folder, first=opened)
+    await restart.keep(server, folder)  # what a restart shows at once (and again at shutdown)
 
 
 def _buffer(server: DocBridgeServer, folder: Folder, path: str, text: str | None) -> str | None:

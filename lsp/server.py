@@ -60,6 +60,7 @@ class DocBridgeServer(LanguageServer):
         self.folders = Folders()
         self.convert = Converter()
         self.handler_errors = 0  # handler exceptions caught and logged (the robustness tests read it)
+        self.prepublished: dict[str, tuple[str, list[Any]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, early: Any = None) -> None:
@@ -69,6 +70,8 @@ class DocBridgeServer(LanguageServer):
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         self.protocol.early = early
+        # uri -> (text hash, diagnostics) the start-up published from what was kept at the last stop
+        self.prepublished = dict(early.prepublished) if early is not None else {}
         try:
             asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event, early))
         except BrokenPipeError:

@@ -152,6 +152,7 @@ class RawClient:
         self.process = process
         self.responses: dict[Any, dict[str, Any]] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.requests: list[tuple[int, str]] = []  # (notifications received before it, method)
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -214,7 +215,8 @@ class RawClient:
             message = json.loads(await stream.readexactly(length))
             if "id" in message and "method" not in message:
                 self.responses[message["id"]] = message
-            elif "id" in message:  # a request from the server: answer it
+            elif "id" in message:  # a request from the server: answer it (and note how many notifications came first)
+                self.requests.append((len(self.notifications), message["method"]))
                 self.send({"id": message["id"], "result": [{}] if message["method"] == "workspace/configuration"
                            else None})
             else:

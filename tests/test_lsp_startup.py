@@ -9,7 +9,7 @@ from typing import Any
 
 from conftest import copy_fixture
 from lsp_client import RawClient
-from test_lsp_ordering import find
+from test_lsp_ordering import find, frame, until
 
 VSCODE_LIKE = {"general": {"positionEncodings": ["utf-16"]},
                "textDocument": {"synchronization": {"didSave": True, "willSave": True},
@@ -107,3 +107,70 @@ async def test_frames_sent_with_initialize_in_one_write_are_all_handled(tmp_path
         assert (await client.response(2, 60))["error"]["code"] == -32601
     finally:
         await client.stop()
+
+
+async def _session(answers: Path, root: Path, opened: list[tuple[Path, str]]) -> RawClient:
+    """A server on `root` that was sent initialize, then initialized and a didOpen per document in one write
+    (as an editor restoring its tabs)."""
+    client = await RawClient.start(env={"DOCBRIDGE_INITIALIZE_ANSWERS": str(answers)})
+    await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": VSCODE_LIKE,
+                                           "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]}, 60)
+    messages = [{"method": "initialized", "params": {}}] + [
+        {"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": path.as_uri(), "languageId": "markdown", "version": 1, "text": text}}} for path, text in opened]
+    client.write(b"".join(frame(m) for m in messages))
+    return client
+
+
+def _published(client: RawClient, uri: str) -> list[tuple[int, list[dict[str, Any]]]]:
+    """(position among the notifications, diagnostics) of each publish for `uri`."""
+    return [(i, n["params"]["diagnostics"]) for i, n in enumerate(client.notifications)
+            if n["method"] == "textDocument/publishDiagnostics" and n["params"]["uri"] == uri]
+
+
+async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_loading(tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    root = copy_fixture("acme", tmp_path)
+    # architecture.md mentions a module that is not there, which only the full model reports, and gets a broken
+    # link, which a provisional answer reports too: a set with both was kept, not computed before the scan
+    document, orders = root / "docs/architecture.md", root / "docs/orders.md"
+    text = document.read_text(encoding="utf-8") + "\nSee [the missing page](./nowhere.md).\n"
+    clean = orders.read_text(encoding="utf-8")
+    client = await _session(answers, root, [(document, text), (orders, clean)])
+    try:
+        await client.ready(timeout=120)
+        await until(lambda: any(d for _, d in _published(client, document.as_uri())), 60)
+        last = _published(client, document.as_uri())[-1][1]
+        codes = {d["code"] for d in last}
+        assert {"LINK_BROKEN", "MENTION_UNRESOLVED"} <= codes, codes
+    finally:
+        await client.stop()  # shutdown keeps the open documents' diagnostics
+    assert (root / ".docbridge/cache/open-diagnostics.json").is_file()
+
+    again = await _session(answers, root, [(document, text), (orders, clean)])
+    try:
+        await until(lambda: bool(_published(again, document.as_uri())) and bool(_published(again, orders.as_uri())),
+                    60)
+        ready = await again.ready(timeout=120)
+        position = again.notifications.index(next(n for n in again.notifications if n["method"] == "docbridge/status"
+                                                   and n["params"] == ready))
+        first, diagnostics = _published(again, document.as_uri())[0]
+        assert first < position and diagnostics == last, "the kept set, published before the scan ended"
+        first, diagnostics = _published(again, orders.as_uri())[0]
+        assert first < position and diagnostics == []
+        await until(lambda: len(_published(again, document.as_uri())) >= 2, 60)  # the full model's, which agree
+        assert _published(again, document.as_uri())[-1][1] == last
+    finally:
+        await again.stop()
+
+    # another text: nothing kept is shown for it, whatever the model then says
+    changed = text + "And [another](./elsewhere.md).\n"
+    third = await _session(answers, root, [(document, changed)])
+    try:
+        await third.ready(timeout=120)
+        await until(lambda: len(_published(third, document.as_uri())) >= 2, 60)
+        assert all(diagnostics != last for _, diagnostics in _published(third, document.as_uri()))
+        broken = sum(d["code"] == "LINK_BROKEN" for d in last)
+        assert sum(d["code"] == "LINK_BROKEN" for d in _published(third, document.as_uri())[-1][1]) == broken + 1
+    finally:
+        await third.stop()
