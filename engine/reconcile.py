@@ -628,7 +628,7 @@ def findings_index_of(state: ModelState) -> FindingsIndex:
     """The findings of every file of a state, by path: derived from the last state that computed them when
     there is one (only the files re-resolved since are revisited), else from nothing as a bulk build."""
     state = resolved(state)
-    seed = state.seeds.get(FINDINGS_INDEX.name)
+    seed = state.seed(FINDINGS_INDEX.name)
     if seed is None:
         return state.view(FINDINGS_INDEX, built(lambda: FindingsIndex.derive(state, None)))
     return state.view(FINDINGS_INDEX, lambda: FindingsIndex.derive(state, seed))

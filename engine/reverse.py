@@ -104,14 +104,14 @@ def documented_by_of(state: ModelState) -> Mapping[str, tuple[tuple[str, str, st
     """Entity id -> (document, relation kind, symbol) for every document relation pointing at it, sorted:
     the reverse index behind hovers, code lenses and go-to-definition."""
     state = resolved(state)
-    return state.view(DOCUMENTED_BY, lambda: DocumentedBy.derive(state, state.seeds.get(DOCUMENTED_BY.name))).targets
+    return state.view(DOCUMENTED_BY, lambda: DocumentedBy.derive(state, state.seed(DOCUMENTED_BY.name))).targets
 
 
 def referenced_by_of(state: ModelState) -> Mapping[str, tuple[str, ...]]:
     """Entity id -> the documents with a reference resolving to it (sorted): where find-references looks.
     Unlike `documented_by_of` it ignores per-document relation limits."""
     state = resolved(state)
-    return state.view(REFERENCED_BY, lambda: ReferencedBy.derive(state, state.seeds.get(REFERENCED_BY.name))).targets
+    return state.view(REFERENCED_BY, lambda: ReferencedBy.derive(state, state.seed(REFERENCED_BY.name))).targets
 
 
 __all__ = ["DOCUMENTED_BY", "REFERENCED_BY", "DocumentedBy", "ReferencedBy", "documented_by_of", "referenced_by_of"]

@@ -14,6 +14,7 @@ remembers those values ("seeds") together with the files whose resolution change
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,9 +54,29 @@ class ScanReport:
     seconds: float = 0.0
 
 
+class Pending:
+    """A view being built on a state: by which thread, and its value once built. A caller on another thread waits
+    for it instead of building it a second time (after a scan the server derives every finding in a worker; an
+    edit made meanwhile starts from that result instead of deriving them all again, on the event loop)."""
+
+    __slots__ = ("done", "failed", "thread", "value")
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+        self.done = threading.Event()
+        self.value: Any = None
+        self.failed = False
+
+    def result(self) -> Any:
+        """The value, once built; None when the build failed."""
+        self.done.wait()
+        return None if self.failed else self.value
+
+
 @dataclass(frozen=True, slots=True)
 class Seed:
-    """A view computed on an ancestor state, and the files re-resolved or removed since."""
+    """A view computed on an ancestor state (or being computed: `Pending`), and the files re-resolved or removed
+    since. Read through `ModelState.seed`."""
 
     value: Any
     changed: frozenset[str]
@@ -198,13 +219,45 @@ class ModelState:
         the function that reads it (`snapshot_of(state)`, `findings_index_of(state)`...): the state knows no
         view."""
         name = key.name if isinstance(key, ViewKey) else key
-        found = self._views.get(name, _MISSING)
-        if found is not _MISSING:
-            return found  # type: ignore[no-any-return]  # stored under this key by `build`, so a V
-        return self._views.setdefault(name, build())  # type: ignore[no-any-return]  # atomic: one value per name wins
+        views = self._views
+        found = views.get(name, _MISSING)
+        if found is _MISSING:
+            pending = Pending()
+            found = views.setdefault(name, pending)  # atomic: one build per name starts
+            if found is pending:
+                try:
+                    value = build()
+                except BaseException:
+                    pending.failed = True
+                    if views.get(name) is pending:
+                        views.pop(name, None)
+                    pending.done.set()
+                    raise
+                pending.value = value
+                views[name] = value
+                pending.done.set()
+                return value
+        if type(found) is Pending:
+            if found.thread != threading.get_ident():  # another thread builds it: its value, when it has one
+                value = found.result()
+                if not found.failed:
+                    return value
+            return build()  # built here: the same thread asks again while building it, or the other build failed
+        return found  # type: ignore[no-any-return]  # stored under this key by `build`, so a V
 
     def has_view(self, key: ViewKey[Any] | str) -> bool:
-        return (key.name if isinstance(key, ViewKey) else key) in self._views
+        """Whether the view is built (not merely being built)."""
+        found = self._views.get(key.name if isinstance(key, ViewKey) else key, _MISSING)
+        return found is not _MISSING and type(found) is not Pending
+
+    def seed(self, name: str) -> Seed | None:
+        """The seed of a view, its value built (waiting for an ancestor's build still running); None when there
+        is none or that build failed."""
+        seed = self.seeds.get(name)
+        if seed is None or type(seed.value) is not Pending:
+            return seed
+        value = seed.value.result()
+        return None if value is None else Seed(value, seed.changed)
 
     # ------------------------------------------------------------------ lineage
 

@@ -24,7 +24,7 @@ from engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
 from engine.model import Span
 from engine.reconcile import FINDINGS_INDEX, apply_config, findings_index_of
 from engine.safe_io import ArtifactPathError, read_artifact
-from engine.state import ModelState
+from engine.state import ModelState, Pending
 from engine.transitions import INLINE_CHARS
 from lsp.positions import path_to_uri
 
@@ -213,8 +213,12 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     also = frozenset(folder.noticed) | (frozenset(path for path, _ in folder.published.values()) if everything
                                         else frozenset())
     sent = 0
-    for path in _paths_to_publish(state, index, force, None if everything else folder.published_index, also):
+    # during the burst after a scan, what changed since the index it publishes (the rest is the burst's)
+    since = None if everything else folder.burst if folder.burst is not None else folder.published_index
+    for path in _paths_to_publish(state, index, force, since, also):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)
+        if folder.burst is not None:
+            folder.burst_sent.add(path)
     folder.published_index = index
     _report_total(server, folder, index)
     return sent
@@ -235,6 +239,8 @@ def _cheap(state: ModelState) -> bool:
         return False  # a large buffer's thousands of findings: derived and encoded off the loop
     if state.has_view(FINDINGS_INDEX):
         return True
+    if seed is not None and type(seed.value) is Pending:
+        return False  # an ancestor's findings are still being derived (after a scan): wait for them off the loop
     # generated regions are rendered again on every derive (a page reads the whole model): never on the loop
     return seed is not None and len(seed.changed) <= INLINE_CHANGES and \
         seed.value.repository_key == tuple(state.structure) and not seed.value.regioned
@@ -317,15 +323,23 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), True)
     rest = sorted(p for p in (set(index.by_path.keys()) | {p for p, _ in folder.published.values()}) - set(first)
                   if p is not None)
-    started = time.perf_counter()
-    for path in rest:
-        if (time.perf_counter() - started) * 1000 >= slice_ms:
-            await asyncio.sleep(0)
-            started = time.perf_counter()
-            if folder.state is None or folder.state.revision < state.revision:  # rescanned meanwhile
-                return sent
-        sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), False)
-    folder.published_index = index
+    # an edit made during the burst publishes only what it changed against this index (not every file, on the
+    # event loop), and the burst leaves those files to it
+    folder.burst, folder.burst_sent = index, set()
+    try:
+        started = time.perf_counter()
+        for path in rest:
+            if (time.perf_counter() - started) * 1000 >= slice_ms:
+                await asyncio.sleep(0)
+                started = time.perf_counter()
+                if folder.state is None or folder.state.revision < state.revision:  # rescanned meanwhile
+                    return sent
+            if path not in folder.burst_sent:
+                sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), False)
+    finally:
+        if folder.burst is index:
+            folder.burst, folder.burst_sent = None, set()
+    folder.published_index = index  # edits made meanwhile are published against it once more (below)
     _report_total(server, folder, index)  # once, not per file: the count walks every file's findings
     if folder.state is not state:
         schedule(server, folder)  # edits arrived during the burst

@@ -46,6 +46,8 @@ class Folder:
     # uri of an open document -> (its text when they were sent, the diagnostics last sent): what a restart shows
     open_sent: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     published_index: Any = None  # the findings index diagnostics were last published from
+    burst: Any = None  # the findings index the burst after a scan publishes, while it runs
+    burst_sent: set[str] = field(default_factory=set)  # files an edit published during that burst
     noticed: set[str] = field(default_factory=set)  # paths last published with a "not analyzed" notice
     findings_total: int = 0
     timer: Any = None  # the debounced diagnostics call
