@@ -177,11 +177,13 @@ def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,
     return 1
 
 
-def adopt(folder: Folder, path: str, uri: str, diagnostics: list[dict[str, Any]]) -> None:
-    """Diagnostics the start-up published (kept at the last stop, `lsp.restart`) count as sent."""
+def adopt(folder: Folder, path: str, uri: str, text: str, diagnostics: list[dict[str, Any]]) -> None:
+    """Diagnostics the start-up published for the open buffer `text` (kept at the last stop, `lsp.restart`)
+    count as sent: compared with the next ones, and kept again if the server stops before it sends those."""
     signature = _signature(diagnostics)
     if signature:
         folder.published[uri] = (path, signature)
+    folder.open_sent[uri] = (text, diagnostics)
 
 
 def publish_findings(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,

@@ -35,7 +35,7 @@ def edited(ls: DocBridgeServer, uri: str, text: str | None, *, opened: bool = Fa
         if kept is not None and text is not None and kept[0] == text_hash(text):
             # published by the start-up from the last stop, for this very text: it stands until the full model
             # replaces it (a provisional answer knows less)
-            diagnostics.adopt(folder, path, uri, kept[1])
+            diagnostics.adopt(folder, path, uri, text, kept[1])
             return
         if text is not None and is_markdown(path):
             # first what the buffer and the file system decide; then, once the messages already received are

@@ -163,6 +163,15 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
     finally:
         await again.stop()
 
+    # stopped before its scan ended (its own diagnostics not sent yet): what it showed is kept for the next start
+    for _ in range(2):
+        quick = await _session(answers, root, [(document, text)])
+        try:
+            await until(lambda: bool(_published(quick, document.as_uri())), 60)
+            assert _published(quick, document.as_uri())[0][1] == last
+        finally:
+            await quick.stop()
+
     # another text: nothing kept is shown for it, whatever the model then says
     changed = text + "And [another](./elsewhere.md).\n"
     third = await _session(answers, root, [(document, changed)])
