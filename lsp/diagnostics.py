@@ -215,8 +215,12 @@ def publish(server: DocBridgeServer, folder: Folder, index: Any = None, force: f
     also = frozenset(folder.noticed) | (frozenset(path for path, _ in folder.published.values()) if everything
                                         else frozenset())
     sent = 0
-    # during the burst after a scan, what changed since the index it publishes (the rest is the burst's)
-    since = None if everything else folder.burst if folder.burst is not None else folder.published_index
+    # during the burst after a scan, the first edit publishes what changed since the index the burst publishes
+    # (the rest is the burst's), the next ones what changed since the edit before
+    since = folder.published_index
+    if folder.burst is not None and since is folder.burst_before:
+        since = folder.burst
+    since = None if everything else since
     for path in _paths_to_publish(state, index, force, since, also):
         sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), path in force)
         if folder.burst is not None:
@@ -327,7 +331,7 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
                   if p is not None)
     # an edit made during the burst publishes only what it changed against this index (not every file, on the
     # event loop), and the burst leaves those files to it
-    folder.burst, folder.burst_sent = index, set()
+    folder.burst, folder.burst_sent, folder.burst_before = index, set(), folder.published_index
     try:
         started = time.perf_counter()
         for path in rest:
@@ -340,7 +344,7 @@ async def publish_everything(server: DocBridgeServer, folder: Folder, first: fro
                 sent += publish_findings(server, folder, state, path, index.by_path.get(path, ()), False)
     finally:
         if folder.burst is index:
-            folder.burst, folder.burst_sent = None, set()
+            folder.burst, folder.burst_sent, folder.burst_before = None, set(), None
     folder.published_index = index  # edits made meanwhile are published against it once more (below)
     _report_total(server, folder, index)  # once, not per file: the count walks every file's findings
     if folder.state is not state:

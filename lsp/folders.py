@@ -48,6 +48,7 @@ class Folder:
     published_index: Any = None  # the findings index diagnostics were last published from
     burst: Any = None  # the findings index the burst after a scan publishes, while it runs
     burst_sent: set[str] = field(default_factory=set)  # files an edit published during that burst
+    burst_before: Any = None  # `published_index` when that burst began
     noticed: set[str] = field(default_factory=set)  # paths last published with a "not analyzed" notice
     findings_total: int = 0
     timer: Any = None  # the debounced diagnostics call
