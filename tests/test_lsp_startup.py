@@ -167,7 +167,7 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
     for _ in range(2):
         quick = await _session(answers, root, [(document, text)])
         try:
-            await until(lambda: bool(_published(quick, document.as_uri())), 60)
+            await until(lambda q=quick: bool(_published(q, document.as_uri())), 60)
             assert _published(quick, document.as_uri())[0][1] == last
         finally:
             await quick.stop()
