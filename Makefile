@@ -29,7 +29,7 @@ $(STAMP): $(CORE)
 	@$(call quiet,$(PIP) install -e '.[$(EXTRAS)]')
 	@touch $(STAMP)
 
-DEMO_RUN = @printf '\n$$ docbridge %s\n' "$(1)"; $(BIN)/docbridge $(1)
+DEMO_RUN = @printf '\n$$ docbridge %s\n' '$(1)'; $(BIN)/docbridge $(1)
 
 demo: setup-core
 	$(call DEMO_RUN,scan --root $(FIXTURE))
