@@ -391,6 +391,7 @@ class _StdioServer:
         self.responses: dict[int, dict[str, Any]] = {}
         self.notifications: list[tuple[float, dict[str, Any]]] = []
         self.next_id = 0
+        self.initialize_ms = 0.0  # how long `initialize` took (set by `_start_lsp`)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -522,9 +523,9 @@ def _start_lsp(root: Path, skip_large_notifications: bool = False) -> tuple[_Std
     # DOCBRIDGE_LSP_COMMAND runs another command (a profiler around the server, say) instead
     command = os.environ.get("DOCBRIDGE_LSP_COMMAND", "").split() or [str(Path(sys.executable).with_name(
         "docbridge-lsp"))]
-    server = _StdioServer(command, root, skip_large_notifications)
     started = time.perf_counter()
-    server.request("initialize", {
+    server = _StdioServer(command, root, skip_large_notifications)
+    _, server.initialize_ms = server.request("initialize", {
         "processId": None, "rootUri": root.as_uri(),
         "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
         "capabilities": {"window": {"workDoneProgress": True},
@@ -554,6 +555,16 @@ def _open(server: _StdioServer, uri: str, text: str) -> float:
     arrived = server.wait_notification(
         lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, opened)
     return (arrived - opened) * 1000
+
+
+def _change(server: _StdioServer, uri: str, version: int, text: str) -> float:
+    """didChange (the whole text) -> that document's next diagnostics, in ms."""
+    sent = time.perf_counter()
+    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                             "contentChanges": [{"text": text}]})
+    arrived = server.wait_notification(
+        lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+    return (arrived - sent) * 1000
 
 
 def _scan_done(server: _StdioServer, started: float) -> float:
@@ -617,12 +628,7 @@ def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: in
             changes = []
             for index in range(edits):
                 text += f"\nA broken link [x{index}](./missing-{index}.md).\n"
-                sent = time.perf_counter()
-                server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": index + 2},
-                                                         "contentChanges": [{"text": text}]})
-                arrived = server.wait_notification(
-                    lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
-                changes.append((arrived - sent) * 1000)
+                changes.append(_change(server, uri, index + 2, text))
             figures["change_to_diagnostics_p50_ms"] = round(statistics.median(changes), 2)
             figures["change_to_diagnostics_p95_ms"] = round(_percentile(changes, 0.95), 2)
             # the first search after edits builds the retrieval index of the newest state off the server's
@@ -645,11 +651,7 @@ def _lsp_figures(size: int, workdir: Path | None, requests: int = 200, edits: in
                 figures["definition_during_index_null"] = during_null
             # the index is used now: after one more edit and a pause, the server has rebuilt it unasked
             text += f"\nA broken link [x{edits}](./missing-{edits}.md).\n"  # new findings: a publish to wait for
-            sent = time.perf_counter()
-            server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 2},
-                                                     "contentChanges": [{"text": text}]})
-            server.wait_notification(
-                lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+            _change(server, uri, edits + 2, text)
             time.sleep(BENCH_WARM_AFTER_MS / 1000 + 2 * figures["search_after_edits_ms"] / 1000)
             _, elapsed = server.request("workspace/executeCommand", {"command": "docbridge.search",
                                                                      "arguments": ["invoice", 5]})

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.bench import _bench_dir, _open, _percentile, _scan_done, _StdioServer
+from engine.bench import _bench_dir, _change, _open, _percentile, _scan_done, _start_lsp, _StdioServer
 
 GOALS = {"cold_scan_s": 60, "server_peak_rss_mb": 1200, "change_to_diagnostics_p95_ms": 20,
          "open_during_scan_to_diagnostics_ms": 100}
@@ -40,25 +40,11 @@ def ensure_monorepo(directory: Path, size: int) -> Path:
     return target
 
 
-def _server(root: Path) -> tuple[_StdioServer, float, float]:
-    """A server started on `root`: it, when it was started, and how long `initialize` took (ms)."""
-    command = [str(Path(sys.executable).with_name("docbridge-lsp"))]
-    started = time.perf_counter()
-    server = _StdioServer(command, root)
-    _, initialize_ms = server.request("initialize", {
-        "processId": None, "rootUri": root.as_uri(), "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        "capabilities": {"window": {"workDoneProgress": True},
-                         "workspace": {"configuration": True, "didChangeWatchedFiles": {"dynamicRegistration": True}},
-                         "textDocument": {"publishDiagnostics": {"relatedInformation": True}}}})
-    server.notify("initialized", {})
-    return server, started, initialize_ms
-
-
 def _start(root: Path, document: Path, text: str, phase: str) -> tuple[_StdioServer, dict[str, Any]]:
     """Start a server, open `document` at once; the start-up figures of `phase`."""
-    server, started, initialize_ms = _server(root)
+    server, started = _start_lsp(root)
     opened_ms = _open(server, document.as_uri(), text)
-    figures = {f"{phase}_initialize_ms": round(initialize_ms, 1),
+    figures = {f"{phase}_initialize_ms": round(server.initialize_ms, 1),
                f"{phase}_open_to_diagnostics_ms": round(opened_ms, 1),
                f"{phase}_start_to_first_diagnostics_ms": round((time.perf_counter() - started) * 1000, 1)}
     figures[f"{phase}_start_to_ready_s"] = round(_scan_done(server, started) - started, 2)
@@ -73,12 +59,7 @@ def _edits(server: _StdioServer, document: Path, text: str, edits: int) -> dict[
     timings = []
     for index in range(edits):
         text += f"\nA broken link [x{index}](./missing-{index}.md).\n"
-        sent = time.perf_counter()
-        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": index + 2},
-                                                 "contentChanges": [{"text": text}]})
-        arrived = server.wait_notification(
-            lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
-        timings.append((arrived - sent) * 1000)
+        timings.append(_change(server, uri, index + 2, text))
     text += "\nThe invoice ledger is reconciled nightly.\n"
     server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 2},
                                              "contentChanges": [{"text": text}]})
@@ -89,12 +70,7 @@ def _edits(server: _StdioServer, document: Path, text: str, edits: int) -> dict[
                                              "contentChanges": [{"text": text}]})
     _, again_ms = server.request("workspace/executeCommand", {"command": "docbridge.search",
                                                               "arguments": ["refund ledger", 5]})
-    # undone, as an editor's undo would: the restart reopens the document as it is on disk
-    sent = time.perf_counter()
-    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 4},
-                                             "contentChanges": [{"text": original}]})
-    server.wait_notification(
-        lambda m: m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, sent)
+    _change(server, uri, edits + 4, original)  # undone, as an editor's undo would: the restart reopens the disk's
     return {"change_to_diagnostics_p50_ms": round(statistics.median(timings), 2),
             "change_to_diagnostics_p95_ms": round(_percentile(timings, 0.95), 2),
             "first_search_after_an_edit_ms": round(search_ms, 1),

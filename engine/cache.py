@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.hashing import sha256_bytes
 from engine.model import FACT_CLASSES, FileFacts, to_row
-from engine.safe_io import ARTIFACT_DIR, ArtifactPathError, prepare_write, read_artifact, real_dirs
+from engine.safe_io import ARTIFACT_DIR, ArtifactPathError, prepare_write, read_artifact, real_dirs, user_cache_folder
 
 CACHE_FORMAT = 1
 # A file modified this close to the cache write may change again within the same mtime tick ("racy" entry).
@@ -77,9 +77,7 @@ def seal_key_path() -> Path:
     given = os.environ.get(SEAL_KEY_ENV, "").strip()
     if given:
         return Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return folder / "docbridge" / "seal-key"
+    return user_cache_folder() / "seal-key"
 
 
 def seal_key() -> bytes:

@@ -47,6 +47,14 @@ class WriteRefused(ValueError):
     """A page would be written outside the root or through a link; the message is one sentence naming it."""
 
 
+def user_cache_folder() -> Path:
+    """Doc Bridge's folder in the user's cache (`$XDG_CACHE_HOME/docbridge`, else `~/.cache/docbridge`): what is
+    kept outside every repository (the artifacts' seal key, the language server's answers to `initialize`)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return folder / "docbridge"
+
+
 def write_target(root: Path, path: Path, *, outside_allowed: bool = False) -> Path:
     """`path` (absolute, or relative to `root`) as the file to write: inside the root, no folder from the root
     down to it a link or a file, and the file itself not a link. A path outside the root is a WriteRefused

@@ -12,8 +12,8 @@ sent (a difference is logged and the file corrected). Without a kept answer the 
 Then, until the libraries are loaded, it goes on reading (every message is kept, in order, for the server)
 and publishes the diagnostics kept at the last stop for a document opened with the same text (`lsp.restart`).
 
-Nothing here imports more than the standard library, `lsp.framing` (which imports no more either) and, for
-the kept diagnostics, `lsp.restart` (the artifacts' sealed reader).
+Nothing here imports more than the standard library, `lsp.framing` and `engine.safe_io` (which import no more
+either) and, for the kept diagnostics, `lsp.restart` (the artifacts' sealed reader).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from engine.safe_io import user_cache_folder
 from lsp.framing import READ_CHUNK, FrameReader, invalid_message
 
 log = logging.getLogger("docbridge.lsp")
@@ -45,11 +46,7 @@ ANSWERS_ENV = "DOCBRIDGE_INITIALIZE_ANSWERS"  # where the answers are kept (defa
 def answers_folder() -> Path:
     """Where answers to `initialize` are kept: the user's cache folder (as the artifacts' seal key)."""
     given = os.environ.get(ANSWERS_ENV, "").strip()
-    if given:
-        return Path(given).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    folder = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return folder / "docbridge" / "initialize"
+    return Path(given).expanduser() if given else user_cache_folder() / "initialize"
 
 
 def _code_identity() -> list[Any]:
@@ -120,18 +117,21 @@ class Early:
 def read_first_frame(descriptor: int) -> Early:
     """Read the standard input until one frame (or the end of the stream, or a malformed start) is there."""
     early = Early()
-    while not early.events:
-        try:
-            chunk = os.read(descriptor, READ_CHUNK)
-        except InterruptedError:
-            continue
-        except OSError:
-            chunk = b""
-        if not chunk:
-            early.ended = True
-            break
-        early.reader.feed(chunk)
+    while not early.events and not early.ended:
+        _read_into(early, descriptor)
     return early
+
+
+def _read_into(early: Early, descriptor: int) -> None:
+    """What has arrived on `descriptor`, fed to the early reader (the end of the stream, or an error, ends it)."""
+    try:
+        chunk = os.read(descriptor, READ_CHUNK)  # retried by Python when a signal interrupts it
+    except OSError:
+        chunk = b""
+    if chunk:
+        early.reader.feed(chunk)
+    else:
+        early.ended = True
 
 
 def answer_early(early: Early, write: Any) -> None:
@@ -152,9 +152,8 @@ def answer_early(early: Early, write: Any) -> None:
     result = kept_answer(early.key)
     if result is None:
         return
-    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode("utf-8")
     try:
-        write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        write(_frame({"jsonrpc": "2.0", "id": message["id"], "result": result}))
     except OSError:
         return
     early.answered = result
@@ -193,16 +192,7 @@ def relay_until_loaded(early: Early, loader: threading.Thread, descriptor: int, 
         except (OSError, ValueError):
             return
         if readable:
-            try:
-                chunk = os.read(descriptor, READ_CHUNK)
-            except InterruptedError:
-                continue
-            except OSError:
-                chunk = b""
-            if not chunk:
-                early.ended = True
-            else:
-                early.reader.feed(chunk)
+            _read_into(early, descriptor)
         for event in early.events[handled:]:
             if isinstance(event, bytes) and b'"textDocument/didOpen"' in event:
                 _publish_kept(early, event, kept, write)
@@ -226,14 +216,17 @@ def _publish_kept(early: Early, body: bytes, kept: dict[Path, dict[str, tuple[st
     entry = kept[root].get(uri)
     if entry is None or entry[0] != text_hash(text):
         return
-    payload = {"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-               "params": {"uri": uri, "diagnostics": entry[1]}}
-    frame = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     try:
-        write(b"Content-Length: %d\r\n\r\n%s" % (len(frame), frame))
+        write(_frame({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                      "params": {"uri": uri, "diagnostics": entry[1]}}))
     except OSError:
         return
     early.prepublished[uri] = entry
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def _write_all(data: bytes) -> None:
