@@ -11,7 +11,7 @@ PIP_LOG := $(VENV)/pip.log
 PIP = $(BIN)/python -m pip --disable-pip-version-check --no-input
 quiet = { $(1) >> $(PIP_LOG) 2>&1 || { tail -n 40 $(PIP_LOG); echo "setup failed; pip's whole log: $(PIP_LOG)"; exit 1; }; }
 
-.PHONY: setup setup-core demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui lint bench bench-retrieval bench-fidelity dist wheel clean
+.PHONY: setup setup-core demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui static bench bench-retrieval bench-fidelity dist wheel clean
 
 # setup: everything the tests use (every extra); setup-core: Doc Bridge alone, all the demo needs
 setup: $(STAMP)
@@ -39,10 +39,7 @@ demo: setup-core
 
 test: setup test-python test-vscode
 
-test-python: setup
-	$(BIN)/ruff check engine lsp docbridge tests
-	$(BIN)/lint-imports --no-cache                      # the engine's layers (pyproject.toml, docs/architecture.md)
-	$(BIN)/mypy                                         # types (pyproject.toml: strict on state, ide and search)
+test-python: setup static
 	$(BIN)/docbridge check --root . --fail-on warning   # this repository's own docs: links, anchors, mentions
 	$(BIN)/python -m pytest -q
 
@@ -111,8 +108,15 @@ bench-retrieval: setup
 bench-fidelity: setup
 	$(BIN)/docbridge bench fidelity --checkouts $(REAL_REPOS) --baseline bench/fidelity/baseline.json
 
-lint: setup
+# The static checks. import-linter and mypy read folders, not the import system, so they run in the installed
+# package's layout (engine/ and lsp/ under docbridge/, as pyproject.toml's package-dir installs them), built of
+# links to the repository's files by tests/support/package_view.py.
+VIEW := .cache/package-view
+static: setup
 	$(BIN)/ruff check engine lsp docbridge tests
+	@$(BIN)/python tests/support/package_view.py . $(VIEW) > /dev/null
+	cd $(VIEW) && ../../$(BIN)/lint-imports --no-cache ../../pyproject.toml   # the layers (docs/architecture.md)
+	cd $(VIEW) && ../../$(BIN)/mypy --config-file ../../pyproject.toml         # types: strict on state, ide, search
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out \

@@ -16,19 +16,33 @@ Optional adapters: `docbridge.adapters.langchain` (langchain-core `BaseRetriever
 
 from __future__ import annotations
 
-from docbridge.api import (
-    ArgumentError,
-    BudgetError,
-    GraphEdge,
-    GraphMemory,
-    GraphNode,
-    RetrievedDocument,
-    Retriever,
-    UnknownReference,
-    Workspace,
-    open_workspace,
-)
-from engine import __version__
+from typing import TYPE_CHECKING, Any
+
+from docbridge.engine import __version__
+
+if TYPE_CHECKING:
+    from docbridge.api import (
+        ArgumentError,
+        BudgetError,
+        GraphEdge,
+        GraphMemory,
+        GraphNode,
+        RetrievedDocument,
+        Retriever,
+        UnknownReference,
+        Workspace,
+        open_workspace,
+    )
 
 __all__ = ["ArgumentError", "BudgetError", "GraphEdge", "GraphMemory", "GraphNode", "RetrievedDocument", "Retriever",
            "UnknownReference", "Workspace", "__version__", "open_workspace"]
+
+
+def __getattr__(name: str) -> Any:
+    # The API loads the engine; the language server's start-up and the CLI import `docbridge.*` too and must not
+    # pay for it, so the API's names are loaded on first use.
+    if name in __all__:
+        from docbridge import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'docbridge' has no attribute {name!r}")

@@ -2,6 +2,6 @@
 
 import sys
 
-from engine.cli import main
+from docbridge.cli.main import main
 
 sys.exit(main())

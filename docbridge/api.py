@@ -1,6 +1,6 @@
 """The Python API: a scanned repository (`Workspace`), its retriever (`Retriever` → `RetrievedDocument`) and its
 graph (`GraphMemory`). Every call answers from the model state current when it starts; `update()` moves the
-model forward after a file changed. The payloads are the MCP tools' payloads (engine.knowledge)."""
+model forward after a file changed. The payloads are the MCP tools' payloads (docbridge.engine.agent.knowledge)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine import knowledge
-from engine.budget import BudgetError
-from engine.handoff import UnknownReference
-from engine.knowledge import ArgumentError
-from engine.retrieval.rank import retriever_of
-from engine.snapshot import snapshot_of
-from engine.state import ModelState
-from engine.workspace import Workspace as EngineWorkspace
+from docbridge.engine.agent import knowledge
+from docbridge.engine.agent.handoff import UnknownReference
+from docbridge.engine.agent.knowledge import ArgumentError
+from docbridge.engine.base.budget import BudgetError
+from docbridge.engine.retrieval.rank import retriever_of
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.views.snapshot import snapshot_of
+from docbridge.engine.workspace import Workspace as EngineWorkspace
 
 Direction = Literal["out", "in", "both"]
 
@@ -52,7 +52,7 @@ class Workspace:
         return self._engine.state.revision
 
     def _projection(self, state: ModelState) -> Any:
-        from engine.artifacts import stored_or_built_projection
+        from docbridge.engine.artifacts.snapshot_file import stored_or_built_projection
         return stored_or_built_projection(state)
 
     def _retriever(self, state: ModelState) -> Any:
@@ -110,7 +110,7 @@ class Workspace:
 
     def rescan(self) -> None:
         """Scan the whole repository again (after many changes, or a changed configuration)."""
-        from engine.config import load_config
+        from docbridge.engine.base.config import load_config
         self._engine.config = load_config(self.root)
         self._engine.scan()
 
@@ -191,7 +191,7 @@ class GraphMemory:
     the graph is derived from the files, so it changes when they do (`Workspace.update`)."""
 
     def __init__(self, state: ModelState) -> None:
-        from engine.snapshot import relation_json
+        from docbridge.engine.views.snapshot import relation_json
         snapshot = snapshot_of(state)
         self._nodes: dict[str, GraphNode] = {}
         for entity in snapshot.entities.values():

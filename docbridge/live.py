@@ -23,13 +23,13 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from engine.config import Config, ConfigError, load_config
-from engine.ide.files import needs_rescan
-from engine.retrieval.rank import COMBINED, retriever_of
-from engine.scan import scan_state
-from engine.state import ModelState
-from engine.transitions import Change, apply_changes
-from engine.workspace import Workspace
+from docbridge.engine.base.config import Config, ConfigError, load_config
+from docbridge.engine.ide.files import needs_rescan
+from docbridge.engine.retrieval.rank import COMBINED, retriever_of
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.scan import scan_state
+from docbridge.engine.state.transitions import Change, apply_changes
+from docbridge.engine.workspace import Workspace
 
 log = logging.getLogger("docbridge.mcp")
 
@@ -116,19 +116,19 @@ class LiveWorkspace:
 
     async def retriever(self, state: ModelState) -> Any:
         """The ranked index of `state`: built once per state in a worker thread (one build at a time); hybrid
-        when `retrieval.hybrid` is set (engine.semantic: vectors built and updated in the background)."""
+        when `retrieval.hybrid` is set (docbridge.engine.semantic: vectors built and updated in the background)."""
         if not state.has_view(COMBINED):
             async with self._index_lock:  # a second caller waits for the first build, then finds it memoised
                 if not state.has_view(COMBINED):
                     await anyio.to_thread.run_sync(self._build_index, state)
         if state.config.retrieval.hybrid:
-            from engine.semantic.hybrid import hybrid_retriever_for
+            from docbridge.engine.semantic.hybrid import hybrid_retriever_for
             return hybrid_retriever_for(state, retriever_of(state), lambda message: log.warning("%s", message))
         return retriever_of(state)
 
     @staticmethod
     def _build_index(state: ModelState) -> None:
-        from engine.artifacts import stored_or_built_projection
+        from docbridge.engine.artifacts.snapshot_file import stored_or_built_projection
         stored_or_built_projection(state)
         retriever = retriever_of(state)
         retriever.projection.content_hash  # noqa: B018 (sealed once, here, not on the first search)

@@ -28,11 +28,12 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field
 
+from docbridge.engine import __version__
+from docbridge.engine.agent import knowledge
+from docbridge.engine.agent.handoff import UnknownReference
+from docbridge.engine.base.budget import BudgetError, compact
+from docbridge.engine.state.model_state import ModelState
 from docbridge.live import LiveWorkspace, NotReady
-from engine import __version__, knowledge
-from engine.budget import BudgetError, compact
-from engine.handoff import UnknownReference
-from engine.state import ModelState
 
 log = logging.getLogger("docbridge.mcp")
 
@@ -144,7 +145,7 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
         """Where to start, what to read before editing, where to edit, which checks to run and which units are
         related (with the import that proves each) for a package, area, module, document or route. Budget order:
         related, summaries."""
-        from engine.handoff import render_handoff_text
+        from docbridge.engine.agent.handoff import render_handoff_text
         return await answer(ctx, lambda state, _: knowledge.handoff_resolve(
             state, _projection(state), ref, budget_tokens=budgetTokens),
             render=render_handoff_text if format == "text" else None)
@@ -233,7 +234,7 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
 
 
 def _projection(state: ModelState) -> Any:
-    from engine.artifacts import stored_or_built_projection
+    from docbridge.engine.artifacts.snapshot_file import stored_or_built_projection
     return stored_or_built_projection(state)
 
 

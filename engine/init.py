@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from engine.config import COMMENT_KEY, CONFIG_FILE
-from engine.discovery.roles import (
+from docbridge.engine.base.config import COMMENT_KEY, CONFIG_FILE
+from docbridge.engine.discovery.roles import (
     DEMO,
     DOCS_GENERATOR_CONFIG,
     EXAMPLE,
@@ -195,7 +195,7 @@ def _groups(universe: Any) -> tuple[dict[str, int], list[RoleGroup]]:
 
 def read_shape(state: Any) -> RepositoryShape:
     """What `init` reports of a scanned model state."""
-    from engine.reconcile import check_scope
+    from docbridge.engine.views.reconcile import check_scope
     universe = state.universe
     shape = RepositoryShape(documents=len(universe.documents), modules=len(universe.modules))
     shape.documentation = _documentation(universe)

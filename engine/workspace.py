@@ -1,6 +1,6 @@
 """The Workspace: one repository's current model state, for every surface.
 
-The model is a value (`engine.state.ModelState`); the Workspace holds the current one and moves it forward.
+The model is a value (`engine.state.model_state.ModelState`); the Workspace holds the current one and moves it forward.
 The CLI builds one, scans, and exits; the language server and the MCP server keep one per folder and feed it
 changes. `scan()` walks the tree and analyzes only files the facts cache does not already know; `update()`
 re-analyzes one file (from an editor buffer's text or from disk) and re-resolves exactly the files whose
@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.config import Config, load_config
-from engine.discovery.files import IgnoreRules
-from engine.discovery.universe import Universe, build_universe
-from engine.scan import Progress, scan_state
-from engine.state import ModelState, ScanReport, Structure
-from engine.transitions import Change, UpdateReport, apply_change, apply_changes, resolved
+from docbridge.engine.base.config import Config, load_config
+from docbridge.engine.discovery.files import IgnoreRules
+from docbridge.engine.discovery.universe import Universe, build_universe
+from docbridge.engine.state.model_state import ModelState, ScanReport, Structure
+from docbridge.engine.state.scan import Progress, scan_state
+from docbridge.engine.state.transitions import Change, UpdateReport, apply_change, apply_changes, resolved
 
 
 class Workspace:
@@ -113,35 +113,35 @@ class Workspace:
         return self._state.scan
 
     def snapshot(self) -> Any:
-        from engine.snapshot import snapshot_of
+        from docbridge.engine.views.snapshot import snapshot_of
         return snapshot_of(self._state)
 
     def findings_index(self) -> Any:
-        from engine.reconcile import findings_index_of
+        from docbridge.engine.views.reconcile import findings_index_of
         return findings_index_of(self._state)
 
     def findings(self) -> list[Any]:
-        from engine.reconcile import findings_of
+        from docbridge.engine.views.reconcile import findings_of
         return findings_of(self._state)
 
     def documented_by(self) -> Mapping[str, Any]:
-        from engine.reverse import documented_by_of
+        from docbridge.engine.views.reverse import documented_by_of
         return documented_by_of(self._state)
 
     def referenced_by(self) -> Mapping[str, Any]:
-        from engine.reverse import referenced_by_of
+        from docbridge.engine.views.reverse import referenced_by_of
         return referenced_by_of(self._state)
 
     def projection(self) -> Any:
-        from engine.retrieval.project import projection_of
+        from docbridge.engine.retrieval.project import projection_of
         return projection_of(self._state)
 
     def retriever(self, mode: str = "combined") -> Any:
-        from engine.retrieval.rank import retriever_of
+        from docbridge.engine.retrieval.rank import retriever_of
         return retriever_of(self._state, mode)
 
     def area_suggestions(self) -> list[dict[str, Any]]:
-        from engine.graph import area_suggestions_of
+        from docbridge.engine.views.graph import area_suggestions_of
         return area_suggestions_of(self._state)
 
     def reuse_report(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""`python -m lsp`: start the language server on stdin/stdout."""
+"""`python -m docbridge.lsp`: start the language server on stdin/stdout."""
 
 import sys
 
-from lsp.bootstrap import main
+from docbridge.lsp.bootstrap import main
 
 sys.exit(main())

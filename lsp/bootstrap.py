@@ -10,9 +10,9 @@ frame to the server, which does everything else `initialize` does and checks its
 sent (a difference is logged and the file corrected). Without a kept answer the server answers as always.
 
 Then, until the libraries are loaded, it goes on reading (every message is kept, in order, for the server)
-and publishes the diagnostics kept at the last stop for a document opened with the same text (`lsp.restart`).
+and publishes the diagnostics kept at the last stop for a document opened with the same text (`docbridge.lsp.restart`).
 
-Nothing here imports more than the standard library, `lsp.framing` and `engine.safe_io` (which import no more
+Nothing here imports more than the standard library, `lsp.framing` and `engine.base.safe_io` (which import no more
 either) and, for the kept diagnostics, `lsp.restart` (the artifacts' sealed reader).
 """
 
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from engine.safe_io import user_cache_folder
-from lsp.framing import READ_CHUNK, FrameReader, invalid_message
+from docbridge.engine.base.safe_io import user_cache_folder
+from docbridge.lsp.framing import READ_CHUNK, FrameReader, invalid_message
 
 log = logging.getLogger("docbridge.lsp")
 
@@ -110,7 +110,7 @@ class Early:
         self.key: str | None = None  # the key of its answer (kept by the server when there was none)
         self.answered: dict[str, Any] | None = None  # the answer sent, when one was kept
         self.roots: list[Path] = []  # the workspace folders `initialize` named
-        self.encoding = UTF16  # the position encoding the server negotiates (`lsp.protocol.Capabilities`)
+        self.encoding = UTF16  # the position encoding the server negotiates (`docbridge.lsp.protocol.Capabilities`)
         self.prepublished: dict[str, tuple[str, list[Any]]] = {}  # uri -> (text hash, diagnostics) published
 
 
@@ -172,7 +172,7 @@ def _file_path(uri: str) -> Path | None:
 
 
 def _encoding(capabilities: Any) -> str:
-    """UTF-8 when the client offers it, else UTF-16: the rule of `lsp.protocol.Capabilities`."""
+    """UTF-8 when the client offers it, else UTF-16: the rule of `docbridge.lsp.protocol.Capabilities`."""
     general = capabilities.get("general") if isinstance(capabilities, dict) else None
     offered = general.get("positionEncodings") if isinstance(general, dict) else None
     return UTF8 if isinstance(offered, list) and UTF8 in offered else UTF16
@@ -180,7 +180,7 @@ def _encoding(capabilities: Any) -> str:
 
 def relay_until_loaded(early: Early, loader: threading.Thread, descriptor: int, write: Any) -> None:
     """While the modules load, read what the client sends (kept, in order, for the server) and publish the
-    diagnostics kept at the last stop (`lsp.restart`) of a document opened with the text they were computed
+    diagnostics kept at the last stop (`docbridge.lsp.restart`) of a document opened with the text they were computed
     for. Only after an `initialize` answered here: nothing may be published before that answer."""
     if early.answered is None or not early.roots:
         return
@@ -210,7 +210,7 @@ def _publish_kept(early: Early, body: bytes, kept: dict[Path, dict[str, tuple[st
     root = next((r for r in early.roots if path is not None and path.is_relative_to(r)), None)
     if root is None:
         return
-    from lsp.restart import read_kept, text_hash
+    from docbridge.lsp.restart import read_kept, text_hash
     if root not in kept:
         kept[root] = read_kept(root, early.encoding)
     entry = kept[root].get(uri)
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     """The `docbridge-lsp` command."""
     args = argv if argv is not None else sys.argv[1:]
     if args and args[0] in ("--version", "-V"):
-        from engine import __version__
+        from docbridge.engine import __version__
         print(f"docbridge-lsp {__version__}")
         return 0
     if args and args[0] in ("--help", "-h"):
@@ -273,7 +273,7 @@ def start() -> None:
 
     def load() -> None:
         try:
-            import lsp.server  # noqa: F401  (the import is the work)
+            import docbridge.lsp.server  # noqa: F401  (the import is the work)
         except BaseException as exc:  # raised again on the main thread, where it is reported
             loaded.append(exc)
 
@@ -289,7 +289,7 @@ def start() -> None:
     loader.join()
     if loaded:
         raise loaded[0]
-    from lsp.server import create_server
+    from docbridge.lsp.server import create_server
     create_server().start_io(early=early)
 
 

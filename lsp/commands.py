@@ -16,24 +16,23 @@ import logging
 import time
 from typing import Any
 
+from docbridge.engine.agent.handoff import UnknownReference, handoff_for_entity, resolve_ref
+from docbridge.engine.agent.payloads import lookup
+from docbridge.engine.artifacts.snapshot_file import artifact_dir, stored_or_built_projection
+from docbridge.engine.base.cache import write_atomic
+from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, PACKAGE
+from docbridge.engine.ide.navigation import area_location, documents_about
+from docbridge.engine.ide.types import Location
+from docbridge.engine.retrieval.project import PROJECTION, projection_of
+from docbridge.engine.retrieval.rank import COMBINED, retriever_of
+from docbridge.engine.state.model_state import ModelState
+from docbridge.lsp import scanning
+from docbridge.lsp.folders import Folder
+from docbridge.lsp.positions import path_to_uri
+from docbridge.lsp.server import DocBridgeServer, safely
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcInvalidParams
 from rapidfuzz import fuzz, process
-
-from engine.artifacts import artifact_dir, stored_or_built_projection
-from engine.cache import write_atomic
-from engine.handoff import UnknownReference, handoff_for_entity, resolve_ref
-from engine.ide.navigation import area_location, documents_about
-from engine.ide.types import Location
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE
-from engine.payloads import lookup
-from engine.retrieval.project import PROJECTION, projection_of
-from engine.retrieval.rank import COMBINED, retriever_of
-from engine.state import ModelState
-from lsp import scanning
-from lsp.folders import Folder
-from lsp.positions import path_to_uri
-from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
 
@@ -59,7 +58,7 @@ async def _projection(folder: Folder, state: ModelState) -> Any:
 
 
 async def retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
-    """The ranked retrieval index of `state` (hybrid when `retrieval.hybrid` is set: engine.semantic)."""
+    """The ranked retrieval index of `state` (hybrid when `retrieval.hybrid` is set: docbridge.engine.semantic)."""
     return _hybrid(ls, state, await _lexical_retriever(ls, folder, state))
 
 
@@ -75,7 +74,7 @@ def _hybrid(ls: DocBridgeServer, state: ModelState, lexical: Any) -> Any:
     in a background thread (a search uses the index as it is); why it is off goes to window/logMessage once."""
     if not state.config.retrieval.hybrid:
         return lexical
-    from engine.semantic.hybrid import hybrid_retriever_for
+    from docbridge.engine.semantic.hybrid import hybrid_retriever_for
     loop = asyncio.get_running_loop()
 
     def warn(message: str) -> None:
@@ -119,7 +118,7 @@ async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
 
 async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
     """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder)."""
-    from engine.retrieval.rank import Retriever
+    from docbridge.engine.retrieval.rank import Retriever
     if folder.after_change is None:  # used once: kept ready after edits from now on
         folder.after_change = functools.partial(_keep_index_warm, ls)
     if state.has_view(COMBINED):
@@ -311,8 +310,8 @@ def register(server: DocBridgeServer) -> None:
     async def render(ls: DocBridgeServer, *args: Any) -> dict[str, Any]:
         """`[template, {"area"?, "record"?, "output"?, "folder"?, "show"?}]` -> `{template, source, pages}`: what
         `docbridge render TEMPLATE --output ...` writes, rendered from the editor's model (open buffers)."""
-        from engine.render.pages import write_pages
-        from engine.render.templating import RenderError
+        from docbridge.engine.render.pages import write_pages
+        from docbridge.engine.render.templating import RenderError
         template, options = arguments("docbridge.render", args, ("template", str, ...), ("options", dict, None))
         options = options or {}
         folders = [f for f in ls.folders if not f.refused]

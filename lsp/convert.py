@@ -2,7 +2,7 @@
 position encoding (UTF-16 unless it offered UTF-8), and the IDE layer's results to their LSP types.
 
 A column converts with the text of its line: the open editor buffer's when the file is open, else the text
-the model state has for it (engine.text). ASCII lines need no conversion and no text.
+the model state has for it (docbridge.engine.state.text). ASCII lines need no conversion and no text.
 """
 
 from __future__ import annotations
@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from docbridge.engine.base.model import Span
+from docbridge.engine.ide import types as ide
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import line_of as state_line_of
+from docbridge.engine.state.text import split_lines
+from docbridge.lsp.folders import Folder
+from docbridge.lsp.positions import UTF16, from_client, path_to_uri, to_client
 from lsprotocol import types as T
-
-from engine.ide import types as ide
-from engine.model import Span
-from engine.state import ModelState
-from engine.text import line_of as state_line_of
-from engine.text import split_lines
-from lsp.folders import Folder
-from lsp.positions import UTF16, from_client, path_to_uri, to_client
 
 COMPLETION_KINDS = {"document": T.CompletionItemKind.File, "module": T.CompletionItemKind.Module,
                     "file": T.CompletionItemKind.File, "directory": T.CompletionItemKind.Folder,

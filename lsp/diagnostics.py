@@ -14,23 +14,22 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from docbridge.engine.artifacts.snapshot_file import artifact_dir
+from docbridge.engine.base.cache import write_atomic
+from docbridge.engine.base.findings import RULES, Finding
+from docbridge.engine.base.heap import bulk
+from docbridge.engine.base.model import Span
+from docbridge.engine.base.safe_io import ArtifactPathError, read_artifact
+from docbridge.engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
+from docbridge.engine.state.model_state import ModelState, Pending
+from docbridge.engine.state.transitions import INLINE_CHARS
+from docbridge.engine.views.reconcile import FINDINGS_INDEX, apply_config, findings_index_of
+from docbridge.lsp.positions import path_to_uri
 from lsprotocol import types as T
 
-from engine.artifacts import artifact_dir
-from engine.cache import write_atomic
-from engine.findings import RULES, Finding
-from engine.heap import bulk
-from engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
-from engine.model import Span
-from engine.reconcile import FINDINGS_INDEX, apply_config, findings_index_of
-from engine.safe_io import ArtifactPathError, read_artifact
-from engine.state import ModelState, Pending
-from engine.transitions import INLINE_CHARS
-from lsp.positions import path_to_uri
-
 if TYPE_CHECKING:
-    from lsp.folders import Folder
-    from lsp.server import DocBridgeServer
+    from docbridge.lsp.folders import Folder
+    from docbridge.lsp.server import DocBridgeServer
 
 log = logging.getLogger("docbridge.lsp")
 SEVERITY = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning,
@@ -127,8 +126,8 @@ def file_diagnostics(server: DocBridgeServer, folder: Folder, state: ModelState,
         large = _too_large(state, path, server, folder)
         if large is not None:
             diagnostics.append(large)
-        from engine.ide.proposals import pending_hints
-        from lsp.proposals import to_diagnostic as proposal_diagnostic
+        from docbridge.engine.ide.proposals import pending_hints
+        from docbridge.lsp.proposals import to_diagnostic as proposal_diagnostic
         for hint in pending_hints(state, path):  # pending enrichment proposals citing this file
             diagnostics.append(server.protocol.to_json(proposal_diagnostic(server, folder, state, path, hint)))
     return diagnostics
@@ -178,7 +177,7 @@ def send_diagnostics(server: DocBridgeServer, folder: Folder, path: str,
 
 
 def adopt(folder: Folder, path: str, uri: str, text: str, diagnostics: list[dict[str, Any]]) -> None:
-    """Diagnostics the start-up published for the open buffer `text` (kept at the last stop, `lsp.restart`)
+    """Diagnostics the start-up published for the open buffer `text` (kept at the last stop, `docbridge.lsp.restart`)
     count as sent: compared with the next ones, and kept again if the server stops before it sends those."""
     signature = _signature(diagnostics)
     if signature:
@@ -290,7 +289,7 @@ async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: Mode
         def prepare() -> tuple[Any, list[tuple[str, Outgoing]]]:
             # the findings and their diagnostics' JSON, off the loop (a large document's thousands of findings
             # took the loop most of a second to convert); only sending is left to the loop
-            with bulk():  # a large document's findings are many objects: no collection walks them (engine.heap)
+            with bulk():  # a large document's findings are many objects: no collection walks them (engine.base.heap)
                 index = findings_index_of(state)
                 paths = _paths_to_publish(state, index, forced, since, noticed)
                 return index, [(path, outgoing(server, folder, path, file_diagnostics(
@@ -356,7 +355,7 @@ def publish_provisional(server: DocBridgeServer, folder: Folder, path: str, stat
                         force: bool = True) -> None:
     """During the first scan: an open document's findings that the file system decides (unless they equal what
     was last sent, when not `force`)."""
-    from engine.ide.provisional import provisional_findings
+    from docbridge.engine.ide.provisional import provisional_findings
     try:
         publish_findings(server, folder, state, path, provisional_findings(state, path), force=force)
     except Exception:

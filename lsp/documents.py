@@ -6,19 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from docbridge.engine.ide.files import files_under, is_markdown, matters, needs_rescan
+from docbridge.engine.ide.provisional import is_complete
+from docbridge.engine.ide.rename import paths_under
+from docbridge.engine.state.transitions import Change
+from docbridge.lsp import diagnostics, scanning
+from docbridge.lsp.folders import Folder
+from docbridge.lsp.lifecycle import RENAME_FILTERS
+from docbridge.lsp.proposals import OVERLAY
+from docbridge.lsp.proposals import refresh as refresh_proposals
+from docbridge.lsp.restart import text_hash
+from docbridge.lsp.server import DocBridgeServer, safely
 from lsprotocol import types as T
-
-from engine.ide.files import files_under, is_markdown, matters, needs_rescan
-from engine.ide.provisional import is_complete
-from engine.ide.rename import paths_under
-from engine.transitions import Change
-from lsp import diagnostics, scanning
-from lsp.folders import Folder
-from lsp.lifecycle import RENAME_FILTERS
-from lsp.proposals import OVERLAY
-from lsp.proposals import refresh as refresh_proposals
-from lsp.restart import text_hash
-from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbridge.engine.ide import actions as ide_actions
+from docbridge.engine.ide import rename as ide_rename
+from docbridge.engine.ide.completion import complete
+from docbridge.engine.ide.types import Action, FileMove, WorkspaceEdit
+from docbridge.lsp.convert import COMPLETION_KINDS
+from docbridge.lsp.folders import Folder
+from docbridge.lsp.lifecycle import RENAME_FILTERS
+from docbridge.lsp.server import DocBridgeServer, Target, safely
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-
-from engine.ide import actions as ide_actions
-from engine.ide import rename as ide_rename
-from engine.ide.completion import complete
-from engine.ide.types import Action, FileMove, WorkspaceEdit
-from lsp.convert import COMPLETION_KINDS
-from lsp.folders import Folder
-from lsp.lifecycle import RENAME_FILTERS
-from lsp.server import DocBridgeServer, Target, safely
 
 
 class RequestFailed(JsonRpcException):

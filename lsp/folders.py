@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.config import Config
-from engine.state import ModelState
-from engine.transitions import Change, apply_changes, costly
-from engine.workspace import Workspace
-from lsp.positions import uri_to_path
+from docbridge.engine.base.config import Config
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.transitions import Change, apply_changes, costly
+from docbridge.engine.workspace import Workspace
+from docbridge.lsp.positions import uri_to_path
 
 log = logging.getLogger("docbridge.lsp")
 
@@ -64,7 +64,7 @@ class Folder:
     runner: asyncio.Task[None] | None = None
     waiters: list[tuple[int, asyncio.Future[None]]] = field(default_factory=list)
     on_change: Callable[[Folder], None] | None = None  # called after every change to the model
-    after_change: Callable[[Folder], None] | None = None  # set once the search index is used (lsp.commands)
+    after_change: Callable[[Folder], None] | None = None  # set once the search index is used (docbridge.lsp.commands)
     warm_timer: asyncio.TimerHandle | None = None  # the pending rebuild of that index
 
     @property

@@ -143,7 +143,7 @@ def _excerpt(value: bytes) -> str:
 
 async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event, early: Any = None) -> None:
     """Feed `protocol` every frame read from `stream` until it ends (or `stop` is set). `early` (an
-    `lsp.bootstrap.Early`) holds what the start-up read before: its frames are handled first, its reader goes
+    `docbridge.lsp.bootstrap.Early`) holds what the start-up read before: its frames are handled first, its reader goes
     on with the bytes it holds."""
     import asyncio
     loop = asyncio.get_running_loop()

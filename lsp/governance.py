@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from engine.artifacts import artifact_dir
-from engine.cache import write_atomic
-from engine.doctor import render_text, run_doctor
-from lsp.commands import _current, arguments, clear_errors, retriever
-from lsp.positions import path_to_uri
-from lsp.server import DocBridgeServer
+from docbridge.engine.agent.doctor import render_text, run_doctor
+from docbridge.engine.artifacts.snapshot_file import artifact_dir
+from docbridge.engine.base.cache import write_atomic
+from docbridge.lsp.commands import _current, arguments, clear_errors, retriever
+from docbridge.lsp.positions import path_to_uri
+from docbridge.lsp.server import DocBridgeServer
 
 
 def register(server: DocBridgeServer) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from docbridge.lsp import restart, scanning
+from docbridge.lsp.positions import UTF16
+from docbridge.lsp.server import DocBridgeServer, safely
 from lsprotocol import types as T
-
-from lsp import restart, scanning
-from lsp.positions import UTF16
-from lsp.server import DocBridgeServer, safely
 
 log = logging.getLogger("docbridge.lsp")
 WATCHED = "**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}"

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbridge.engine.base.config import LimitsConfig
+from docbridge.engine.ide import hover as ide_hover
+from docbridge.engine.ide import navigation as ide
+from docbridge.engine.ide.symbols import document_symbols, outline
+from docbridge.engine.state.text import lines_of
+from docbridge.lsp.positions import uri_to_path
+from docbridge.lsp.protocol import LATER
+from docbridge.lsp.server import DocBridgeServer, Target, safely
 from lsprotocol import types as T
-
-from engine.config import LimitsConfig
-from engine.ide import hover as ide_hover
-from engine.ide import navigation as ide
-from engine.ide.symbols import document_symbols, outline
-from engine.text import lines_of
-from lsp.positions import uri_to_path
-from lsp.protocol import LATER
-from lsp.server import DocBridgeServer, Target, safely
 
 DEFAULT_LIMIT = LimitsConfig().max_file_bytes
 PROVISIONAL_HOVERS = ("**document**", "**Broken link**", "**Missing anchor**")
@@ -67,7 +66,7 @@ def _links(ls: DocBridgeServer, target: Target, params: T.DocumentLinkParams) ->
 
 def fast(answer: Any, default: Any = None) -> Any:
     """The synchronous path of a request handler: answered at once from the settled full model (see
-    `lsp.protocol.DocBridgeProtocol._execute_handler`), else LATER (the handler itself waits)."""
+    `docbridge.lsp.protocol.DocBridgeProtocol._execute_handler`), else LATER (the handler itself waits)."""
     def run(ls: DocBridgeServer, params: Any) -> Any:
         target = ls.ready_target(params.text_document.uri)
         if target is None:
@@ -148,7 +147,7 @@ def register(server: DocBridgeServer) -> None:
 
 
 def _symbol(ls: DocBridgeServer, uri: str, symbol: object) -> T.DocumentSymbol:
-    from engine.ide.types import Symbol
+    from docbridge.engine.ide.types import Symbol
     assert isinstance(symbol, Symbol)
     return T.DocumentSymbol(name=symbol.name, kind=T.SymbolKind.String, detail=symbol.detail,
                             range=ls.convert.range(None, None, symbol.span, uri),

@@ -1,5 +1,5 @@
 """Pending enrichment proposals in the editor: hint diagnostics on the lines they cite (built in
-lsp.diagnostics from engine.ide.proposals) and the `docbridge.approveProposal` /
+docbridge.lsp.diagnostics from docbridge.engine.ide.proposals) and the `docbridge.approveProposal` /
 `docbridge.rejectProposal` commands their code actions run.
 
 The approver is the `docbridge.approver` setting, else `git config user.name` in the folder; with neither
@@ -12,16 +12,15 @@ import asyncio
 import subprocess
 from typing import Any
 
+from docbridge.engine.base.model import Span
+from docbridge.engine.ide.proposals import APPROVE, CODE, REJECT, ProposalHint
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import lines_of
+from docbridge.engine.views.reconcile import findings_index_of
+from docbridge.engine.views.snapshot import snapshot_of
+from docbridge.lsp.folders import Folder
+from docbridge.lsp.server import DocBridgeServer
 from lsprotocol import types as T
-
-from engine.ide.proposals import APPROVE, CODE, REJECT, ProposalHint
-from engine.model import Span
-from engine.reconcile import findings_index_of
-from engine.snapshot import snapshot_of
-from engine.state import ModelState
-from engine.text import lines_of
-from lsp.folders import Folder
-from lsp.server import DocBridgeServer
 
 
 def to_diagnostic(server: DocBridgeServer, folder: Folder, state: ModelState, path: str,
@@ -42,8 +41,8 @@ OVERLAY = ".docbridge/overlay.json"
 def refresh(server: DocBridgeServer, folder: Folder) -> None:
     """The overlay file changed (an `enrich` run, a decision from the terminal): republish the diagnostics of
     the files that showed proposal hints or cite pending proposals now."""
-    from engine.ide.proposals import pending_hints
-    from lsp.diagnostics import publish_findings
+    from docbridge.engine.ide.proposals import pending_hints
+    from docbridge.lsp.diagnostics import publish_findings
     state = folder.state
     if state is None:
         return
@@ -65,8 +64,8 @@ def _git_user(folder: Folder) -> str | None:
 
 
 async def _decide(ls: DocBridgeServer, args: tuple[Any, ...], approve: bool) -> dict[str, Any]:
-    from engine.enrich.approvals import DecisionRefused, decide
-    from lsp.commands import arguments
+    from docbridge.engine.enrich.approvals import DecisionRefused, decide
+    from docbridge.lsp.commands import arguments
     command = APPROVE if approve else REJECT
     proposal_id, reason = arguments(command, args, ("proposalId", str, ...), ("reason", str, None))
     folders = [f for f in ls.folders if not f.refused and f.state is not None]
@@ -86,7 +85,7 @@ async def _decide(ls: DocBridgeServer, args: tuple[Any, ...], approve: bool) -> 
                                         state.config.intelligence.registry.agent_ids())
     except DecisionRefused as exc:
         raise ValueError(str(exc)) from exc
-    from lsp.diagnostics import publish_findings
+    from docbridge.lsp.diagnostics import publish_findings
     index = await asyncio.to_thread(findings_index_of, state)
     for item in moved.get("evidence") or ():
         path = item.get("path") if isinstance(item, dict) else None
@@ -99,7 +98,7 @@ async def _decide(ls: DocBridgeServer, args: tuple[Any, ...], approve: bool) -> 
 
 
 def register(server: DocBridgeServer) -> None:
-    from lsp.commands import clear_errors
+    from docbridge.lsp.commands import clear_errors
 
     @server.command(APPROVE)
     @clear_errors

@@ -10,15 +10,14 @@ import logging
 from typing import Any
 
 import pygls.protocol.language_server as pygls_language_server
+from docbridge.lsp import textsync
+from docbridge.lsp.positions import UTF8, UTF16
 from lsprotocol import types as T
 from lsprotocol.types import EXIT
 from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcMethodNotFound
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
-
-from lsp import textsync
-from lsp.positions import UTF8, UTF16
 
 log = logging.getLogger("docbridge.lsp")
 
@@ -153,7 +152,7 @@ class DocBridgeProtocol(LanguageServerProtocol):
             return
         self.writer.write(frame)
 
-    early: Any = None  # what the start-up read and answered (`lsp.bootstrap.Early`), until initialize is done
+    early: Any = None  # what the start-up read and answered (`docbridge.lsp.bootstrap.Early`), until initialize is done
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         """The answer to an `initialize` the start-up answered already is not sent again: it is checked against
@@ -163,7 +162,7 @@ class DocBridgeProtocol(LanguageServerProtocol):
             super()._send_response(msg_id, result, error)
             return
         self.early = None
-        from lsp.bootstrap import keep_answer
+        from docbridge.lsp.bootstrap import keep_answer
         if error is not None:
             if early.answered is not None:
                 log.error("initialize failed after the start-up answered it: %s", error)

@@ -4,12 +4,12 @@ An editor restarting its server (a window reload, a crash, a branch switch) reop
 diagnostics then wait for the libraries to load (0.4 s) and for the first scan. So the server keeps, per folder,
 the diagnostics it last sent for each open document together with a hash of the text they were computed from
 (`.docbridge/cache/open-diagnostics.json`, sealed like every artifact: written when the folder is ready and at
-shutdown). The start-up (`lsp.bootstrap`), reading the first messages while the libraries load, publishes a
+shutdown). The start-up (`docbridge.lsp.bootstrap`), reading the first messages while the libraries load, publishes a
 kept set for a document opened with exactly that text, in the position encoding it was computed for. The set
 stands until the full model's diagnostics replace it (a provisional answer does not: it knows less); on a
 branch switch it may say what the other branch said for a second, never about other text.
 
-Only the standard library and `engine.cache` are imported here, so that the start-up can read the file.
+Only the standard library and `docbridge.engine.base.cache` are imported here, so that the start-up can read the file.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ def encoding_name(encoding: Any) -> str:
 
 
 def kept_path(root: Path) -> Path:
-    from engine.cache import artifact_dir
+    from docbridge.engine.base.cache import artifact_dir
     return artifact_dir(root).joinpath(*KEPT)
 
 
 def write_kept(root: Path, encoding: str, documents: dict[str, tuple[str, list[dict[str, Any]]]]) -> None:
     """Keep, for each open document's uri, the hash of its text and the diagnostics last sent for it."""
-    from engine.cache import write_sealed
+    from docbridge.engine.base.cache import write_sealed
     payload = {"encoding": encoding, "documents": {
         uri: {"sha256": digest, "diagnostics": diagnostics} for uri, (digest, diagnostics) in sorted(documents.items())
         if len(diagnostics) <= MAX_KEPT_DIAGNOSTICS}}
@@ -54,7 +54,7 @@ def write_kept(root: Path, encoding: str, documents: dict[str, tuple[str, list[d
 
 def read_kept(root: Path, encoding: str) -> dict[str, tuple[str, list[Any]]]:
     """uri -> (text hash, diagnostics) kept under `root` for `encoding`; empty when there is nothing valid."""
-    from engine.cache import read_sealed
+    from docbridge.engine.base.cache import read_sealed
     try:
         loaded = read_sealed(kept_path(root), KIND)
     except Exception:  # a folder that is not one, a link where the artifacts go: nothing kept

@@ -3,7 +3,7 @@
 The scan reads the disk. Whatever the editor changed while it ran (buffer edits, files changed on disk) is
 applied to its result before it is installed, so the new model equals the files as the editor sees them.
 Until the first scan is installed, requests on open Markdown buffers are answered provisionally (see
-`engine.ide.provisional`); a rescan (configuration changed, `docbridge.reindex`) leaves the previous model
+`docbridge.engine.ide.provisional`); a rescan (configuration changed, `docbridge.reindex`) leaves the previous model
 serving, and edits keep going into it meanwhile.
 """
 
@@ -16,18 +16,17 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
+from docbridge.engine.base.config import ConfigError, load_config
+from docbridge.engine.base.safe_io import ArtifactPathError
+from docbridge.engine.state.scan import scan_state
+from docbridge.engine.state.transitions import Change, apply_changes
+from docbridge.engine.workspace import Workspace
+from docbridge.lsp import diagnostics, restart
+from docbridge.lsp.folders import Folder
 from lsprotocol import types as T
 
-from engine.config import ConfigError, load_config
-from engine.safe_io import ArtifactPathError
-from engine.scan import scan_state
-from engine.transitions import Change, apply_changes
-from engine.workspace import Workspace
-from lsp import diagnostics, restart
-from lsp.folders import Folder
-
 if TYPE_CHECKING:
-    from lsp.server import DocBridgeServer
+    from docbridge.lsp.server import DocBridgeServer
 
 log = logging.getLogger("docbridge.lsp")
 

@@ -1,4 +1,4 @@
-"""The Doc Bridge language server (pygls 2, stdio): `docbridge-lsp`, `docbridge lsp` or `python -m lsp`.
+"""The Doc Bridge language server (pygls 2, stdio): `docbridge-lsp`, `docbridge lsp` or `python -m docbridge.lsp`.
 
 `create_server()` builds a server and registers every feature module on it. The server object holds the
 session (settings, folders, the converter between engine values and protocol values) and the few things
@@ -18,19 +18,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
+from docbridge.engine import __version__
+from docbridge.engine.ide.files import not_analyzed
+from docbridge.engine.ide.provisional import is_complete, provisional_state
+from docbridge.engine.state.model_state import ModelState
+from docbridge.lsp import framing, protocol
+from docbridge.lsp.convert import Converter
+from docbridge.lsp.folders import Folder, Folders
+from docbridge.lsp.settings import LOG_LEVELS, Settings
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-
-from engine import __version__
-from engine.ide.files import not_analyzed
-from engine.ide.provisional import is_complete, provisional_state
-from engine.state import ModelState
-from lsp import framing, protocol
-from lsp.convert import Converter
-from lsp.folders import Folder, Folders
-from lsp.settings import LOG_LEVELS, Settings
 
 log = logging.getLogger("docbridge.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,7 +65,7 @@ class DocBridgeServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, early: Any = None) -> None:
         """Serve on stdio with Doc Bridge's frame reader (lsp/framing.py): one loop wake-up per message, and a
         malformed frame answered and skipped instead of silencing the server. `early`: what the start-up read
-        (and answered) before the server existed (`lsp.bootstrap`)."""
+        (and answered) before the server existed (`docbridge.lsp.bootstrap`)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         self.protocol.early = early
@@ -211,7 +210,7 @@ class DocBridgeServer(LanguageServer):
         self.apply_settings(result[0] if result else None)
 
     def apply_settings(self, raw: Any) -> None:
-        from lsp import diagnostics
+        from docbridge.lsp import diagnostics
         before = self.settings
         self.settings = Settings.from_client(raw)
         if (before.severity, before.diagnostics_enabled) != (self.settings.severity, self.settings.diagnostics_enabled):
@@ -265,7 +264,7 @@ def safely(default: Any = None) -> Callable[[F], F]:
 
 def create_server() -> DocBridgeServer:
     """A new server with every feature registered."""
-    from lsp import commands, documents, editing, governance, lifecycle, navigation, proposals
+    from docbridge.lsp import commands, documents, editing, governance, lifecycle, navigation, proposals
     server = DocBridgeServer()
     for module in (lifecycle, documents, navigation, editing, commands, proposals, governance):
         module.register(server)
@@ -274,7 +273,7 @@ def create_server() -> DocBridgeServer:
 
 def main(argv: list[str] | None = None) -> int:
     """The `docbridge-lsp` command (started through `lsp.bootstrap`, which loads this module while it reads)."""
-    from lsp.bootstrap import main as start
+    from docbridge.lsp.bootstrap import main as start
     return start(argv)
 
 

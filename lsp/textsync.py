@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from docbridge.engine.state.text import LINE_BREAK
 from lsprotocol import types as T
 from pygls.workspace.text_document import TextDocument
-
-from engine.text import LINE_BREAK
 
 _original = TextDocument._apply_incremental_change  # pygls's own (tests compare with it where it is right)
 

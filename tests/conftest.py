@@ -84,7 +84,7 @@ def make_repo(root: Path, files: dict[str, str | bytes]) -> Path:
 
 def scanned_retriever(root: Path) -> Any:
     """The combined search index of a repository scanned from nothing (no facts cache)."""
-    from engine.workspace import Workspace
+    from docbridge.engine.workspace import Workspace
     workspace = Workspace(root, use_cache=False)
     workspace.scan()
     return workspace.retriever()

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import docbridge, docbridge_json, make_repo
-
-from engine.config import ConfigError, load_config
-from engine.workspace import Workspace
+from docbridge.engine.base.config import ConfigError, load_config
+from docbridge.engine.workspace import Workspace
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-ROOT-4411"
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import FIXTURES, REPO, docbridge, docbridge_json, make_repo
-
-from engine.findings import LIVE_ONLY_CODES, RULES, CheckReport
-from engine.rule_catalog import GOVERNANCE_RULES
+from docbridge.engine.base.findings import LIVE_ONLY_CODES, RULES, CheckReport
+from docbridge.engine.base.rule_catalog import GOVERNANCE_RULES
 
 # every code a check of acme and monorepo reports (a stale generated region needs a code change after rendering:
 # tests/test_render.py plants one; the governance codes are planted in fixtures/governance, tests/test_governance_*.py)
@@ -248,7 +247,7 @@ def test_documentation_site_links_resolve_the_way_the_site_serves_them(tmp_path:
 
 def test_a_link_to_a_folder_a_documentation_site_serves_as_its_index_page_links_to_that_page(
         tmp_path: Path) -> None:
-    from engine.workspace import Workspace
+    from docbridge.engine.workspace import Workspace
     root = make_repo(tmp_path / "repo", {
         "package.json": '{"name": "site"}',
         "docs/guide/browser/index.md": "# Browser Mode\n\n## Headless\n\nText.\n",

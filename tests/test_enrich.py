@@ -209,7 +209,7 @@ def test_stats_count_kinds_reasons_and_invented_references(enriched: Any) -> Non
 
 
 def test_overlay_is_sealed_and_sorted(enriched: Any) -> None:
-    from engine.enrich.overlay import seal
+    from docbridge.engine.base.overlay import seal
     _, report, doc = enriched
     assert doc["contentHash"] == seal(doc) == report["overlayHash"]
     for name in ("accepted", "pending", "rejected"):
@@ -221,7 +221,7 @@ def test_overlay_is_sealed_and_sorted(enriched: Any) -> None:
 
 
 def test_the_shipped_schema_is_the_one_the_models_generate() -> None:
-    from engine.enrich.proposals import proposal_schema
+    from docbridge.engine.enrich.proposals import proposal_schema
     shipped = json.loads((REPO / "engine" / "data" / "enrichment-proposal.schema.json").read_text(encoding="utf-8"))
     assert shipped == proposal_schema()
     assert set(shipped["discriminator"]["mapping"]) == {
@@ -453,7 +453,7 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
 
 def test_fixture_agent_has_no_engine_import() -> None:
     text = (FIXTURES / "agents" / "reference_agent.py").read_text(encoding="utf-8")
-    assert "import engine" not in text and "from engine" not in text
+    assert not any(f"{word} {name}" in text for word in ("import", "from") for name in ("docbridge", "engine"))
 
 
 # ------------------------------------------------------------------------------------------ adjudication
@@ -504,7 +504,7 @@ def test_an_agent_that_signs_as_a_person_neither_approves_nor_blocks_that_person
 
 @pytest.mark.attack("agents")
 def test_an_approval_interrupted_after_its_record_is_completed_by_the_next_attempt(tmp_path: Path) -> None:
-    from engine.enrich.approvals import approval_id
+    from docbridge.engine.enrich.approvals import approval_id
     root = copy_fixture("acme", tmp_path)
     enable(root)
     run_script(root, [PENDING["relation"]])

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every input Doc Bridge parses, through the public CLI entry (`engine.cli.main`,
+"""Property-based fuzzing of every input Doc Bridge parses, through the public CLI entry (`docbridge.cli.main.main`,
 in-process so that a few hundred examples stay fast; a subprocess smoke run checks the console script too).
 
 For any `doc-bridge.config.json`, `.gitignore`, `package.json`, `tsconfig.json`, Markdown frontmatter
@@ -25,7 +25,7 @@ from conftest import docbridge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.cli import main
+from docbridge.cli.main import main
 
 EXAMPLES = int(os.environ.get("DOCBRIDGE_FUZZ_EXAMPLES", "80"))
 PER_EXAMPLE_SECONDS = 20.0

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture, docbridge, docbridge_json, make_repo
-
-from engine.parity import seal
+from docbridge.engine.governance.parity import seal
 
 REGISTRY = "docs/parity/public-claims-v1.json"
 

@@ -6,8 +6,8 @@ import math
 import random
 
 import pytest
-
-from engine.graph import (
+from docbridge.engine.base.model import Evidence, Relation
+from docbridge.engine.views.graph import (
     area_betweenness,
     area_suggestions,
     build_digraph,
@@ -18,7 +18,6 @@ from engine.graph import (
     runtime_import_graph,
     undirected_adjacency,
 )
-from engine.model import Evidence, Relation
 
 
 def rel(source: str, kind: str, target: str, line: int = 0, detection: tuple[str, ...] = ("static",)) -> Relation:

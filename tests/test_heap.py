@@ -1,4 +1,4 @@
-"""Bulk builds pause the cyclic garbage collector and freeze what they built (engine.heap)."""
+"""Bulk builds pause the cyclic garbage collector and freeze what they built (docbridge.engine.base.heap)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import threading
 from pathlib import Path
 
 from conftest import copy_fixture
-
-from engine.heap import SORT_RUN, bulk, sorted_in_runs
-from engine.transitions import INLINE_CHARS, Change, apply_changes
-from engine.workspace import Workspace
+from docbridge.engine.base.heap import SORT_RUN, bulk, sorted_in_runs
+from docbridge.engine.state.transitions import INLINE_CHARS, Change, apply_changes
+from docbridge.engine.workspace import Workspace
 
 
 def test_collection_is_paused_during_a_build_and_resumes_after_the_last_of_several() -> None:

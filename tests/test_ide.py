@@ -11,12 +11,11 @@ import shutil
 from pathlib import Path
 
 from conftest import copy_fixture, docbridge_json
-
-from engine.ide import actions, completion, hover, navigation, rename
-from engine.ide.provisional import is_complete, provisional_findings, provisional_state
-from engine.ide.types import FileMove, WorkspaceEdit
-from engine.model import Span
-from engine.workspace import Workspace
+from docbridge.engine.base.model import Span
+from docbridge.engine.ide import actions, completion, hover, navigation, rename
+from docbridge.engine.ide.provisional import is_complete, provisional_findings, provisional_state
+from docbridge.engine.ide.types import FileMove, WorkspaceEdit
+from docbridge.engine.workspace import Workspace
 
 BROKEN = ("LINK_BROKEN", "LINK_ANCHOR_MISSING", "MENTION_UNRESOLVED", "COVERS_TARGET_MISSING",
           "OWNERSHIP_PATH_UNOBSERVED")

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import copy_fixture, docbridge, docbridge_json
-
-from engine.workspace import Workspace
+from docbridge.engine.workspace import Workspace
 
 
 def _without_reuse(snapshot: Any) -> dict[str, Any]:

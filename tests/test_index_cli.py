@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.hashing import canonical_hash
+from docbridge.engine.base.hashing import canonical_hash
+
 from tests.conftest import docbridge, docbridge_json
 
 

@@ -1,4 +1,4 @@
-"""The one-way flow: the engine never imports the language server or its protocol libraries."""
+"""The one-way flow: the engine's layers, and the engine never importing a surface (CLI, server, MCP, API)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support import package_view
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ("lsp", "pygls", "lsprotocol")
+FORBIDDEN = ("docbridge.lsp", "docbridge.cli", "docbridge.bench", "docbridge.mcp_server", "docbridge.api", "pygls",
+             "lsprotocol")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -33,7 +35,7 @@ def test_engine_sources_import_nothing_from_the_server() -> None:
     assert len(sources) > 10
     offending = [f"{path.relative_to(ROOT)}:{line} imports {name}"
                  for path in sources for line, name in _imports(path)
-                 if name.split(".")[0] in FORBIDDEN]
+                 if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
     assert offending == []
 
 
@@ -43,7 +45,7 @@ def test_the_server_reaches_the_model_only_through_the_engine_layers_above_disco
     assert len(sources) > 5
     offending = [f"{path.relative_to(ROOT)}:{line} imports {name}"
                  for path in sources for line, name in _imports(path)
-                 if name == "engine.discovery" or name.startswith("engine.discovery.")]
+                 if name == "docbridge.engine.discovery" or name.startswith("docbridge.engine.discovery.")]
     assert offending == []
 
 
@@ -55,7 +57,7 @@ def test_running_the_cli_loads_no_server_module_and_no_networkx(tmp_path: Path) 
     shutil.copytree(ROOT / "fixtures" / "acme", repository, ignore=shutil.ignore_patterns(".docbridge"))
     probe = (
         "import sys\n"
-        "from engine.cli import main\n"
+        "from docbridge.cli.main import main\n"
         "root = sys.argv[1]\n"
         "for argv in (['scan', '--root', root], ['check', '--root', root],\n"
         "             ['search', 'sales tax', '--root', root, '--no-cache']):\n"
@@ -63,9 +65,10 @@ def test_running_the_cli_loads_no_server_module_and_no_networkx(tmp_path: Path) 
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('lsp', 'pygls', 'lsprotocol'))\n"
+        "loaded = sorted(m for m in sys.modules\n"
+        "                if m.startswith('docbridge.lsp') or m.split('.')[0] in ('pygls', 'lsprotocol'))\n"
         "print('LOADED', loaded, file=sys.stderr)\n"
-        "import lsp.server, lsp.commands  # noqa: E401\n"
+        "import docbridge.lsp.server, docbridge.lsp.commands  # noqa: E401\n"
         "print('NETWORKX', sorted(m for m in sys.modules if m.split('.')[0] == 'networkx'), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
@@ -75,15 +78,16 @@ def test_running_the_cli_loads_no_server_module_and_no_networkx(tmp_path: Path) 
     assert "NETWORKX []" in result.stderr, result.stderr[-2000:]
 
 
-AGENT_CODE = "engine.enrich.run"  # the only code that runs the enrichment agent command
+AGENT_CODE = "docbridge.engine.enrich.run"  # the only code that runs the enrichment agent command
 
 
 def test_only_the_enrich_command_imports_the_agent_command_code() -> None:
     sources = sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "lsp").rglob("*.py"),
                       *(ROOT / "docbridge").rglob("*.py")])
     importers = sorted(str(path.relative_to(ROOT)) for path in sources for _, name in _imports(path)
-                       if name == AGENT_CODE or (name == "engine.enrich" and "import run" in path.read_text()))
-    assert importers == ["engine/cli_enrich.py"]
+                       if name == AGENT_CODE
+                       or (name == "docbridge.engine.enrich" and "import run" in path.read_text()))
+    assert importers == ["docbridge/cli/enrich.py"]
 
 
 def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) -> None:
@@ -97,7 +101,7 @@ def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) ->
         encoding="utf-8")
     probe = (
         "import sys\n"
-        "from engine.cli import main\n"
+        "from docbridge.cli.main import main\n"
         "root = sys.argv[1]\n"
         "for argv in (['search', 'billing', '--root', root], ['query', 'billing', '--root', root],\n"
         "             ['check', '--root', root], ['check', '--enrich', '--root', root],\n"
@@ -106,8 +110,9 @@ def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) ->
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "import lsp.server, lsp.commands, lsp.editing, lsp.diagnostics  # noqa: E401\n"
-        "import engine.retrieval.rank, engine.handoff  # noqa: E401\n"
+        "import docbridge.lsp.server, docbridge.lsp.commands  # noqa: E401\n"
+        "import docbridge.lsp.editing, docbridge.lsp.diagnostics  # noqa: E401\n"
+        "import docbridge.engine.retrieval.rank, docbridge.engine.agent.handoff  # noqa: E401\n"
         f"print('LOADED', sorted(m for m in sys.modules if m == {AGENT_CODE!r}), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe, str(repository)], cwd=ROOT, capture_output=True,
@@ -128,13 +133,14 @@ def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engin
     argv = ["search", "how is sales tax calculated", "--root", str(repository), "--json"]
     probe = (
         "import sys, json, io, contextlib\n"
-        "from engine.cli import main\n"
+        "from docbridge.cli.main import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    main({argv!r})\n"
         "print('SOURCE', json.loads(out.getvalue())['index']['source'], file=sys.stderr)\n"
-        "heavy = ('pydantic', 'engine.findings', 'engine.reconciliation', 'engine.rules', 'engine.declared',\n"
-        "         'engine.config', 'markdown_it', 'tree_sitter', 'networkx')\n"
+        "heavy = ('pydantic', 'docbridge.engine.base.findings', 'docbridge.engine.governance.reconciliation',\n"
+        "         'docbridge.engine.governance.rules', 'docbridge.engine.views.declared',\n"
+        "         'docbridge.engine.base.config', 'markdown_it', 'tree_sitter', 'networkx')\n"
         "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy), file=sys.stderr)\n"
     )
     subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)  # builds
@@ -143,43 +149,58 @@ def test_a_warm_search_loads_neither_pydantic_nor_the_check_and_governance_engin
     assert "LOADED []" in result.stderr, result.stderr[-2000:]
 
 
-def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+def _lint_imports(root: Path, view: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over `root`, run in the installed package's layout (tests/support/package_view.py)."""
+    package_view.build(root, view)
+    command = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", str(root / "pyproject.toml")]
+    return subprocess.run(command, cwd=view, capture_output=True, text=True, timeout=300)
 
 
-def test_the_engine_keeps_its_layers_and_never_imports_the_server() -> None:
-    result = _lint_imports(ROOT)
+def test_the_engine_keeps_its_layers_and_never_imports_a_surface(tmp_path: Path) -> None:
+    result = _lint_imports(ROOT, tmp_path / "view")
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
 
 
 @pytest.mark.parametrize(("module", "line", "broken"), [
     # a function-local import counts: the state (a lower layer) reaching for the command line
-    ("engine/state.py", "    def _upward(self) -> None:\n        from engine.cli import main  # noqa: F401\n\n",
-     "engine.state is not allowed to import engine.cli"),
-    ("engine/model.py", "import lsp.server  # noqa: E402,F401\n", "engine.model -> lsp"),
+    ("engine/state/model_state.py",
+     "    def _upward(self) -> None:\n        from docbridge.cli.main import main  # noqa: F401\n\n",
+     "docbridge.engine.state.model_state -> docbridge.cli.main"),
+    ("engine/base/model.py", "import docbridge.lsp.server  # noqa: E402,F401\n",
+     "docbridge.engine.base.model -> docbridge.lsp.server"),
+    ("engine/retrieval/rank.py", "import docbridge.bench.core  # noqa: E402,F401\n",
+     "docbridge.engine.retrieval.rank -> docbridge.bench.core"),
+    ("lsp/commands.py", "import docbridge.bench.core  # noqa: E402,F401\n",
+     "docbridge.lsp.commands -> docbridge.bench.core"),
 ])
 def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, line: str, broken: str) -> None:
-    for name in ("engine", "lsp"):
+    for name in ("engine", "lsp", "docbridge"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    assert _lint_imports(tmp_path).returncode == 0  # the copy keeps the contracts
+    assert _lint_imports(tmp_path, tmp_path / "view").returncode == 0  # the copy keeps the contracts
     target = tmp_path / module
     text = target.read_text(encoding="utf-8")
     anchor = "    def has_view(" if line.startswith("    def") else "\n\n\n"
     assert anchor in text
     target.write_text(text.replace(anchor, line + anchor if anchor.startswith("    ") else "\n" + line + anchor, 1),
                       encoding="utf-8")
-    result = _lint_imports(tmp_path)
-    assert result.returncode != 0 and broken in result.stdout, result.stdout[-3000:]
+    result = _lint_imports(tmp_path, tmp_path / "view")
+    assert result.returncode != 0 and broken in " ".join(result.stdout.split()), result.stdout[-3000:]
 
 
-def test_every_engine_module_belongs_to_a_layer() -> None:
+def _installed_name(path: Path) -> str:
+    """The module name a source file is installed under (pyproject.toml's package-dir)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    name = ".".join(("docbridge", *parts) if parts[0] in ("engine", "lsp") else parts)
+    return name.removesuffix(".__init__")
+
+
+def test_every_module_belongs_to_a_layer() -> None:
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = next(c["layers"] for c in contracts["contracts"] if c["type"] == "layers")
     members = [m.strip() for layer in layers for m in layer.replace("|", ":").split(":")]
-    modules = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "engine").rglob("*.py")
-                     if p.name != "__init__.py")
+    modules = sorted(_installed_name(p) for folder in ("engine", "lsp", "docbridge")
+                     for p in (ROOT / folder).rglob("*.py") if p.name != "__init__.py")
     outside = [m for m in modules if not any(m == member or m.startswith(member + ".") for member in members)]
-    assert len(modules) > 80 and outside == []
+    assert len(modules) > 100 and outside == [], outside

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.lexicon import LEXICON_VERSION, expand, fold, is_stopword, singularize, tokens
+from docbridge.engine.base.lexicon import LEXICON_VERSION, expand, fold, is_stopword, singularize, tokens
 
 
 def test_stopword_only_text_has_no_tokens() -> None:
@@ -73,7 +73,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
-    from engine.lexicon import GLOSSARY_VERSION, glossary, translations
+    from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
     assert GLOSSARY_VERSION == 2
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
@@ -94,7 +94,7 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
 
 
 def test_every_glossary_line_is_well_formed() -> None:
-    from engine.lexicon import _GLOSSARY_FILE
+    from docbridge.engine.base.lexicon import _GLOSSARY_FILE
     sections = set()
     for number, line in enumerate(_GLOSSARY_FILE.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):

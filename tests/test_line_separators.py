@@ -122,9 +122,8 @@ pieces = st.lists(st.sampled_from(["a", "b", " ", "\n", "\r\n", "\r", *ODD, "`x`
                                               pieces), min_size=1, max_size=6))
 def test_the_server_keeps_the_clients_text_through_any_edits(start: str, edits: list[tuple[int, int, int, str]]
                                                              ) -> None:
+    from docbridge.lsp.textsync import apply_change
     from pygls.workspace.text_document import TextDocument
-
-    from lsp.textsync import apply_change
     document = TextDocument("file:///x.md", start, sync_kind=T.TextDocumentSyncKind.Incremental)
     text = start
     for line, character, length, new_text in edits:

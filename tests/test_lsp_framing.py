@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from lsp.framing import MAX_BODY, invalid_message, read_frames
+from docbridge.lsp.framing import MAX_BODY, invalid_message, read_frames
 
 BIN = Path(sys.executable).parent
 

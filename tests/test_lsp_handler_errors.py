@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture
+from docbridge.lsp.server import safely
 from lsp_client import RawClient
 from test_lsp_large_buffers import just_over
-
-from lsp.server import safely
 
 
 class _Server:

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture
+from docbridge.engine.base.config import LimitsConfig
+from docbridge.engine.state.transitions import INLINE_CHARS
 from lsp_client import Session, session
 from lsprotocol import types as T
-
-from engine.config import LimitsConfig
-from engine.transitions import INLINE_CHARS
 
 LIMIT = LimitsConfig().max_file_bytes
 QUICK = 5.0  # seconds: an answer that analyzed nothing

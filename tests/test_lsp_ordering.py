@@ -16,7 +16,7 @@ from typing import Any
 from conftest import copy_fixture
 from lsp_client import RawClient
 
-from engine.synthetic import generate
+from docbridge.bench.synthetic import generate
 
 NEW_LINES = ("\n## Freshly written\n\n"
              "See [sessions](auth.md#sessions), [the orders guide](orders.md) and `calculateTax`.\n"

@@ -15,7 +15,7 @@ from conftest import copy_fixture
 from lsp_client import RawClient, session
 from lsprotocol import types as T
 
-from engine.synthetic import generate
+from docbridge.bench.synthetic import generate
 
 
 async def _still_correct(s: Any, root: Path) -> None:

@@ -8,11 +8,10 @@ import random
 import time
 
 import pytest
+from docbridge.lsp import textsync
 from lsprotocol import types as T
 from pygls.workspace.position_codec import PositionCodec
 from pygls.workspace.text_document import TextDocument
-
-from lsp import textsync
 
 ALPHABET = ["a", "b", " ", "\n", "\n", "é", "😋", "`", "#", "中"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from engine.discovery.markdown import analyze_markdown, slugify
+from docbridge.engine.discovery.markdown import analyze_markdown, slugify
 
 DOC = """\
 ---
@@ -210,9 +210,8 @@ def test_the_inline_memo_changes_no_fact() -> None:
     import random
     from pathlib import Path
 
+    import docbridge.engine.discovery.markdown as markdown
     from markdown_it.rules_core.inline import inline as plain_inline
-
-    import engine.discovery.markdown as markdown
 
     memo = markdown.parser()
     plain = markdown._build_parser()

@@ -9,11 +9,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from docbridge.engine.discovery.markdown import analyze_markdown, parser
+from docbridge.engine.discovery.markdown_blocks import PATH_KEY, forget
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from engine.discovery.markdown import analyze_markdown, parser
-from engine.discovery.markdown_blocks import PATH_KEY, forget
 
 ROOT = Path(__file__).resolve().parent.parent
 

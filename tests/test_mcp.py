@@ -275,7 +275,7 @@ async def _lacks(pending: Any, path: str) -> bool:
 @pytest.fixture(scope="module")
 def large_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """2,000 files: a first scan without the cache on one process takes seconds, far longer than a handshake."""
-    from engine.synthetic import generate
+    from docbridge.bench.synthetic import generate
     root = tmp_path_factory.mktemp("large") / "repo"
     generate(root, 1000)
     return root
@@ -370,7 +370,7 @@ def test_the_command_rejects_bad_options(acme: Path) -> None:
 
 
 def test_other_commands_never_import_the_mcp_sdk() -> None:
-    probe = ("import sys; from engine import cli; cli.build_parser(); import docbridge; "
+    probe = ("import sys; from docbridge.cli import main; main.build_parser(); import docbridge; "
              "print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_fixture, docbridge, docbridge_json, make_repo
-
-from engine.retrieval.project import project
-from engine.retrieval.rank import COMPONENTS, Retriever
-from engine.workspace import Workspace
+from docbridge.engine.retrieval.project import project
+from docbridge.engine.retrieval.rank import COMPONENTS, Retriever
+from docbridge.engine.workspace import Workspace
 
 FILES = {
     "package.json": '{"name": "fixture", "scripts": {"test": "vitest run"}}',

@@ -8,9 +8,8 @@ import json
 
 import pytest
 from conftest import make_repo, result_by_id, scanned_retriever
-
-from engine.retrieval import rank
-from engine.retrieval.rank import Retriever
+from docbridge.engine.retrieval import rank
+from docbridge.engine.retrieval.rank import Retriever
 
 PAGE = "# {title}\n\nWidgets are rendered in frames. {text}\n"
 FILES: dict[str, str] = {

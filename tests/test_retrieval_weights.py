@@ -8,9 +8,8 @@ import json
 
 import pytest
 from conftest import make_repo, result_by_id, scanned_retriever
-
-from engine.lexicon import tokens, translations
-from engine.retrieval.rank import COMPOUND, READING_BOOST, TITLED, Retriever
+from docbridge.engine.base.lexicon import tokens, translations
+from docbridge.engine.retrieval.rank import COMPOUND, READING_BOOST, TITLED, Retriever
 
 FILES: dict[str, str] = {
     "package.json": json.dumps({"name": "weights", "private": True}),

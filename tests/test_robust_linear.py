@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docbridge.engine.discovery import markdown, references
+from docbridge.engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
+from docbridge.engine.workspace import Workspace
 
-from engine.bench_robust import (
+from docbridge.bench.robust import (
     alias_bomb,
     anchor_headings,
     autolinks,
@@ -25,9 +28,6 @@ from engine.bench_robust import (
     path_lines,
     write_repo,
 )
-from engine.discovery import markdown, references
-from engine.discovery.markdown import MAX_HEADINGS, analyze_markdown
-from engine.workspace import Workspace
 from tests.conftest import docbridge
 
 pytestmark = pytest.mark.attack("Markdown shapes")
@@ -186,7 +186,7 @@ def test_missing_anchors_cost_one_pass_over_the_headings_not_one_each(tmp_path: 
     text = "".join(f"## Part {i}\n\nSee [gone](#gone-{i}) and [there](#part-{i}).\n\n" for i in range(n))
     root = write_repo(tmp_path / "repo", text)
     counting = _Counting(markdown._COMBINING)
-    monkeypatch.setattr(markdown, "_COMBINING", counting)  # site slugs (engine.discovery.markdown)
+    monkeypatch.setattr(markdown, "_COMBINING", counting)  # site slugs (docbridge.engine.discovery.markdown)
     getattr(markdown.site_slug, "cache_clear", lambda: None)()
     extract_calls = []
     real_extract = references.process.extract

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from conftest import BIN, docbridge_json
+from docbridge.engine.state.scan import POOL_THRESHOLD
 
-from engine.bench_kill import artifacts_parse, descendants, wait_gone
-from engine.scan import POOL_THRESHOLD
-from engine.synthetic import generate
+from docbridge.bench.kill import artifacts_parse, descendants, wait_gone
+from docbridge.bench.synthetic import generate
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -81,7 +81,7 @@ def test_killing_the_language_server_during_its_first_scan_takes_the_workers_wit
 
 WITHOUT_PRCTL = """
 import multiprocessing, os, sys, time
-from engine import scan
+from docbridge.engine.state import scan
 
 def worker(parent):
     sys.platform = "darwin"  # no PR_SET_PDEATHSIG: only the watchdog thread is left

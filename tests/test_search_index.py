@@ -136,8 +136,9 @@ def test_a_new_analyzer_version_rebuilds(acme_index: Path) -> None:
     even though no file changed."""
     assert search(acme_index, "billing")["index"]["source"] == "built"
     assert search(acme_index, "billing")["index"]["source"] == "current"
-    upgraded = ("import sys; from engine.discovery import versions; versions.ANALYZERS['markdown'] += '+next'; "
-                "from engine.cli import main; sys.exit(main(sys.argv[1:]))")
+    upgraded = ("import sys; from docbridge.engine.discovery import versions; "
+                "versions.ANALYZERS['markdown'] += '+next'; "
+                "from docbridge.cli.main import main; sys.exit(main(sys.argv[1:]))")
     result = subprocess.run([sys.executable, "-c", upgraded, "search", "billing", "--root", str(acme_index), "--json"],
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr

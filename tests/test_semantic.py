@@ -1,4 +1,4 @@
-"""Hybrid search (engine.semantic): chunking, RRF, the vector cache, every fail-soft path, determinism.
+"""Hybrid search (docbridge.engine.semantic): chunking, RRF, the vector cache, every fail-soft path, determinism.
 
 The CLI runs as a subprocess; the OpenAI-compatible endpoint is a stub HTTP server on 127.0.0.1 in this process,
 whose vectors are a hash of the text (identical text, identical vector)."""
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docbridge.engine.retrieval.fusion import fuse, rrf
+from docbridge.engine.semantic.chunks import chunk_markdown, chunk_module
 
-from engine.retrieval.fusion import fuse, rrf
-from engine.semantic.chunks import chunk_markdown, chunk_module
 from tests.conftest import BIN, copy_fixture, docbridge, make_repo, user_settings
 
 # ------------------------------------------------------------------------------------------------ chunks
@@ -302,9 +302,10 @@ def test_configuration_makes_hybrid_the_default(tmp_path: Path) -> None:
 
 def test_plain_search_does_not_load_the_semantic_code(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
-    script = ("import sys, contextlib, io\nfrom engine.cli import main\n"
+    script = ("import sys, contextlib, io\nfrom docbridge.cli.main import main\n"
               f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['search', 'tax', '--root', {str(root)!r}])\n"
-              "print(sorted(m for m in sys.modules if m.startswith(('engine.semantic', 'static_model', 'numpy'))))")
+              "print(sorted(m for m in sys.modules\n"
+              "             if m.startswith(('docbridge.engine.semantic', 'static_model', 'numpy'))))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

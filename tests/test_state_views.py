@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 from conftest import copy_fixture
-
-from engine.reconcile import FINDINGS_INDEX, FindingsIndex, findings_index_of
-from engine.state import ModelState, Pending
-from engine.transitions import Change, apply_changes
-from engine.workspace import Workspace
+from docbridge.engine.state.model_state import ModelState, Pending
+from docbridge.engine.state.transitions import Change, apply_changes
+from docbridge.engine.views.reconcile import FINDINGS_INDEX, FindingsIndex, findings_index_of
+from docbridge.engine.workspace import Workspace
 
 
 def _state(tmp_path: Path) -> ModelState:

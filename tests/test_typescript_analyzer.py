@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import FIXTURES
-
-from engine.discovery.typescript import analyze_typescript
+from docbridge.engine.discovery.typescript import analyze_typescript
 
 ACME = FIXTURES / "acme"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.discovery import manifests, markdown, typescript
-from engine.model import FileFacts, to_row
+from docbridge.engine.base.model import FileFacts, to_row
+from docbridge.engine.discovery import manifests, markdown, typescript
 
 ANALYZER_VERSIONS = {
     "markdown": markdown.ANALYZER_VERSION,

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
-
-from engine.config import CONFIG_FILE, Config
-from engine.globs import compile_lines
-from engine.safe_io import UnsafeFileError, read_regular
+from docbridge.engine.base.config import CONFIG_FILE, Config
+from docbridge.engine.base.globs import compile_lines
+from docbridge.engine.base.safe_io import UnsafeFileError, read_regular
 
 DEFAULT_EXCLUDED_DIRS = frozenset({"node_modules", "dist", "build", "coverage", ".git", ".docbridge", "out"})
 # Hidden folders that hold what documentation names: workflows and agent notes (`.github`), a documentation site's

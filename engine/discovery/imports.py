@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.discovery.files import normalise
-from engine.discovery.universe import Key, Universe, dirname
-from engine.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Relation, entity_id
+from docbridge.engine.base.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Relation, entity_id
+from docbridge.engine.discovery.files import normalise
+from docbridge.engine.discovery.universe import Key, Universe, dirname
 
 MAX_EVIDENCE = 8
 

@@ -11,11 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pathspec
-
-from engine.config import Config
-from engine.discovery.files import parent_dirs
-from engine.discovery.roles import path_role
-from engine.model import AREA, PACKAGE, PackageFacts, entity_id
+from docbridge.engine.base.config import Config
+from docbridge.engine.base.model import AREA, PACKAGE, PackageFacts, entity_id
+from docbridge.engine.discovery.files import parent_dirs
+from docbridge.engine.discovery.roles import path_role
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ import json
 import re
 from typing import Any
 
-from engine.discovery import versions
-from engine.hashing import sha256_bytes
-from engine.model import Issue, NavigationFacts, PackageFacts, TsconfigFacts
+from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.model import Issue, NavigationFacts, PackageFacts, TsconfigFacts
+from docbridge.engine.discovery import versions
 
 ANALYZER_VERSION = versions.MANIFESTS
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
@@ -140,7 +140,7 @@ def analyze_navigation(path: str, text: str, data: bytes | None = None) -> Navig
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
     try:
         if path.lower().endswith((".yml", ".yaml")):
-            from engine.discovery.markdown import yaml_load
+            from docbridge.engine.discovery.markdown import yaml_load
             value = yaml_load(text)
         else:
             value = parse_jsonc(text)

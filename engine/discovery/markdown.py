@@ -18,6 +18,10 @@ from typing import Any, Literal
 
 import regex
 import yaml
+from docbridge.engine.base.hashing import region_hash, sha256_bytes
+from docbridge.engine.base.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
+from docbridge.engine.discovery import versions
+from docbridge.engine.discovery.markdown_blocks import PATH_KEY, incremental_block
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_core.text_join import text_join
@@ -26,11 +30,6 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.gfm import gfm_plugin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from engine.discovery import versions
-from engine.discovery.markdown_blocks import PATH_KEY, incremental_block
-from engine.hashing import region_hash, sha256_bytes
-from engine.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
 
 ANALYZER_VERSION = versions.MARKDOWN
 SUMMARY_LIMIT = 400

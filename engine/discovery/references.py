@@ -2,7 +2,7 @@
 references (what each one names, with its status) and relations (the evidence the model keeps).
 
 A pure function of the document's facts and the universe; every universe lookup records a dependency key
-(see `engine.discovery.universe`), so the workspace knows which documents to re-resolve after a change.
+(see `docbridge.engine.discovery.universe`), so the workspace knows which documents to re-resolve after a change.
 """
 
 from __future__ import annotations
@@ -18,19 +18,29 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from docbridge.engine.base.heap import sorted_in_runs
+from docbridge.engine.base.model import (
+    AREA,
+    DOCUMENT,
+    MODULE,
+    PACKAGE,
+    Evidence,
+    Heading,
+    MarkdownFacts,
+    Relation,
+    Span,
+    entity_id,
+)
+from docbridge.engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
+from docbridge.engine.discovery.imports import manifest_file_module
+from docbridge.engine.discovery.layout import UNIT_PAGES
+from docbridge.engine.discovery.markdown import site_slug
+from docbridge.engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
+from docbridge.engine.discovery.routes import clean_route, route_name, routes_of
+from docbridge.engine.discovery.surface import declaration_of, public_declarations
+from docbridge.engine.discovery.universe import Key, Universe, dirname, members
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
-
-from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
-from engine.discovery.imports import manifest_file_module
-from engine.discovery.layout import UNIT_PAGES
-from engine.discovery.markdown import site_slug
-from engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
-from engine.discovery.routes import clean_route, route_name, routes_of
-from engine.discovery.surface import declaration_of, public_declarations
-from engine.discovery.universe import Key, Universe, dirname, members
-from engine.heap import sorted_in_runs
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Evidence, Heading, MarkdownFacts, Relation, Span, entity_id
 
 MAX_EVIDENCE = 8
 MAX_UNIT_MODULES = 16  # modules a README covers in a folder that is no area
@@ -729,7 +739,7 @@ class _DocumentResolver:
         return self.u.role_of(self.facts.path)[0] == DOCS_SITE
 
     def site_page(self, written: str) -> str | None:
-        """The page a site-style link names when no file does (see `engine.discovery.routes`): from the
+        """The page a site-style link names when no file does (see `docbridge.engine.discovery.routes`): from the
         document's folder for a relative link (and from its absolute `permalink`/`slug`, which is where the site
         serves it), from each folder above it and each site's folder for an absolute one; a single name not
         found beside the document is looked for among the pages of the same documentation tree, where it must
@@ -976,7 +986,7 @@ def find_heading(headings: Iterable[Any], anchor: str, anchors: Iterable[tuple[s
 
 
 def _slug(text: str) -> str:
-    from engine.discovery.markdown import slugify
+    from docbridge.engine.discovery.markdown import slugify
     return slugify(text)
 
 

@@ -1,7 +1,7 @@
 """Cross-file resolution: each document and module resolved against the universe of what exists.
 
 `engine.discovery.universe` indexes what exists; `engine.discovery.references` resolves a document's links,
-mentions and declarations; `engine.discovery.imports` resolves a module's imports. Both are pure functions of
+mentions and declarations; `docbridge.engine.discovery.imports` resolves a module's imports. Both are pure functions of
 one file's facts and the universe, and record the dependency keys of every lookup they make.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.discovery import versions
-from engine.discovery.analyze import ANALYZER_VERSIONS
-from engine.discovery.imports import ImportOutcome, ModuleResolution, resolve_module
-from engine.discovery.references import (
+from docbridge.engine.base.model import MarkdownFacts, ModuleFacts
+from docbridge.engine.discovery import versions
+from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS
+from docbridge.engine.discovery.imports import ImportOutcome, ModuleResolution, resolve_module
+from docbridge.engine.discovery.references import (
     DocumentResolution,
     Reference,
     ReferenceStatus,
@@ -20,8 +21,7 @@ from engine.discovery.references import (
     resolve_document,
     site_slug,
 )
-from engine.discovery.universe import Key, Universe
-from engine.model import MarkdownFacts, ModuleFacts
+from docbridge.engine.discovery.universe import Key, Universe
 
 RESOLVER_VERSION = versions.RESOLVER
 

@@ -24,10 +24,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.discovery.markdown import ROUTE_FRONTMATTER
+from docbridge.engine.discovery.markdown import ROUTE_FRONTMATTER
 
 if TYPE_CHECKING:
-    from engine.discovery.universe import Universe
+    from docbridge.engine.discovery.universe import Universe
 
 ORDER_PREFIX = re.compile(r"^\d+[.\-_](?=[^\d])")  # `10-routing`, `1.guide`, `01_intro` (never `2021-05-25`)
 DATED = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")

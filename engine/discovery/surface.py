@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.discovery.imports import _ModuleResolver, manifest_file_module, probe_module
-from engine.model import MODULE, split_id
+from docbridge.engine.base.model import MODULE, split_id
+from docbridge.engine.discovery.imports import _ModuleResolver, manifest_file_module, probe_module
 
 if TYPE_CHECKING:
-    from engine.discovery.universe import Universe
+    from docbridge.engine.discovery.universe import Universe
 
 CONVENTIONAL_ENTRIES = ("src/index", "index", "mod", "src/mod", "lib/index", "src/main")
 MAX_VISITS = 200_000  # (module, name) visits per universe: a bound on pathological re-export webs

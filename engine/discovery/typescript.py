@@ -11,12 +11,11 @@ from typing import Any
 
 import regex
 import tree_sitter_typescript as tst
+from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.model import Export, Import, ModuleFacts
+from docbridge.engine.discovery import versions
+from docbridge.engine.discovery.roles import generated_marker
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
-
-from engine.discovery import versions
-from engine.discovery.roles import generated_marker
-from engine.hashing import sha256_bytes
-from engine.model import Export, Import, ModuleFacts
 
 ANALYZER_VERSION = versions.TYPESCRIPT
 PROSE_LIMIT = 3000  # characters of comments and message strings kept per module

@@ -19,26 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from immutables import Map
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import JaroWinkler
-
-from engine.config import Config
-from engine.discovery.files import MODULE_EXTENSIONS, IgnoreRules, file_kind, parent_dirs
-from engine.discovery.layout import UNIT_PAGES, Layout, build_layout
-from engine.discovery.markdown import ROUTE_FRONTMATTER, site_slug
-from engine.discovery.roles import (
-    DOCS_GENERATOR_CONFIG,
-    DOCS_SITE,
-    GENERATED,
-    SITE_FRAMEWORK_CONFIG,
-    SITE_MIN_PAGES,
-    SOURCE,
-    configured_role,
-    package_role,
-    path_role,
-)
-from engine.model import (
+from docbridge.engine.base.config import Config
+from docbridge.engine.base.model import (
     AREA,
     DOCUMENT,
     MODULE,
@@ -49,6 +31,23 @@ from engine.model import (
     PackageFacts,
     TsconfigFacts,
 )
+from docbridge.engine.discovery.files import MODULE_EXTENSIONS, IgnoreRules, file_kind, parent_dirs
+from docbridge.engine.discovery.layout import UNIT_PAGES, Layout, build_layout
+from docbridge.engine.discovery.markdown import ROUTE_FRONTMATTER, site_slug
+from docbridge.engine.discovery.roles import (
+    DOCS_GENERATOR_CONFIG,
+    DOCS_SITE,
+    GENERATED,
+    SITE_FRAMEWORK_CONFIG,
+    SITE_MIN_PAGES,
+    SOURCE,
+    configured_role,
+    package_role,
+    path_role,
+)
+from immutables import Map
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import JaroWinkler
 
 FUZZY_THRESHOLD = 0.92
 GLOBAL_SUGGESTIONS = 3000  # up to this many paths, a missing path is compared with every one
@@ -130,8 +129,8 @@ class Universe:
     _tsconfig_for_dir: dict[str, TsconfigFacts | None] = field(default_factory=dict)
     _sorted: dict[str, list[str]] = field(default_factory=dict)  # sorted keys of the path indexes
     _roles: _RoleMemo = field(default_factory=_RoleMemo)
-    _surface: dict[str, Any] = field(default_factory=dict)  # engine.discovery.surface's memo
-    _routes: dict[str, Any] = field(default_factory=dict)  # engine.discovery.routes' memo
+    _surface: dict[str, Any] = field(default_factory=dict)  # docbridge.engine.discovery.surface's memo
+    _routes: dict[str, Any] = field(default_factory=dict)  # docbridge.engine.discovery.routes' memo
     _suffixes: dict[str, Any] = field(default_factory=dict)  # `by_suffix`'s index
     # path -> (the document's facts, its anchor index): shared by every resolution that links to the page
     _anchors: dict[str, Any] = field(default_factory=dict)
@@ -168,7 +167,7 @@ class Universe:
         return memo.sites
 
     def role_of(self, path: str) -> tuple[str, str]:
-        """(role, reason): what part a file plays (see `engine.discovery.roles`); the configuration's
+        """(role, reason): what part a file plays (see `docbridge.engine.discovery.roles`); the configuration's
         `analysis.roles` first."""
         if self.config.analysis.roles:
             known = self._roles.configured

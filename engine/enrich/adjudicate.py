@@ -6,7 +6,7 @@ agent made (`self-adjudication`), names a proposal that is not pending (`unknown
 does not judge or is malformed (`schema`), or carries another id (`proposal-id-mismatch`). The losers are
 rejected `adjudicated`; the survivors stay pending (a person still decides) with their note cleared.
 
-Pure: the agent call is engine.enrich.run's.
+Pure: the agent call is docbridge.engine.enrich.run's.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from docbridge.engine.base.hashing import canonical_hash
+from docbridge.engine.enrich.proposals import Origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
-
-from engine.enrich.proposals import Origin
-from engine.hashing import canonical_hash
 
 
 class Adjudication(BaseModel):

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.cache import artifact_dir, write_atomic
-from engine.enrich.overlay import OverlayBusy, entity_hash, overlay_lock, read_overlay, write_overlay
-from engine.hashing import canonical_hash
-from engine.safe_io import read_regular
+from docbridge.engine.base.cache import artifact_dir, write_atomic
+from docbridge.engine.base.hashing import canonical_hash
+from docbridge.engine.base.overlay import OverlayBusy, entity_hash, overlay_lock, read_overlay, write_overlay
+from docbridge.engine.base.safe_io import read_regular
 
 
 class DecisionRefused(Exception):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from docbridge.engine.base.hashing import canonical_hash
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
-
-from engine.hashing import canonical_hash
 
 PROTOCOL = "doc-bridge.registry-agent.v2"
 OVERLAY_SCHEMA_VERSION = 1

@@ -3,7 +3,7 @@
 
 A timeout, a crash, output that is not JSON or is too large, or a reply without a `proposals` array is a
 counted rejection of that batch; when any batch failed the overlay is not rewritten at all (never a
-partial overlay). Proposals are validated one by one (engine.enrich.validate); the previous overlay's
+partial overlay). Proposals are validated one by one (docbridge.engine.enrich.validate); the previous overlay's
 decisions stand, its accepted entries whose target moved become rejected `expired`.
 
 This is the only module that runs the agent command: search, query, render and the language server never
@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.cache import artifact_dir, read_sealed, write_sealed
-from engine.enrich.overlay import (
+from docbridge.engine.base.cache import artifact_dir, read_sealed, write_sealed
+from docbridge.engine.base.hashing import canonical_hash, canonical_json
+from docbridge.engine.base.overlay import (
     Overlay,
     entity_hash,
     expired_reason,
@@ -35,12 +36,11 @@ from engine.enrich.overlay import (
     read_overlay,
     write_overlay,
 )
-from engine.enrich.proposals import KINDS, PROTOCOL, ROLE_KINDS, ROLE_TASKS
-from engine.enrich.validate import INVENTED, Context, Partition, redact, rejection, validate
-from engine.hashing import canonical_hash, canonical_json
-from engine.reconcile import findings_of
-from engine.retrieval.project import projection_of
-from engine.snapshot import snapshot_of
+from docbridge.engine.enrich.proposals import KINDS, PROTOCOL, ROLE_KINDS, ROLE_TASKS
+from docbridge.engine.enrich.validate import INVENTED, Context, Partition, redact, rejection, validate
+from docbridge.engine.retrieval.project import projection_of
+from docbridge.engine.views.reconcile import findings_of
+from docbridge.engine.views.snapshot import snapshot_of
 
 MAX_NEIGHBOURS = 32
 BATCH_PACKS = 16
@@ -403,7 +403,7 @@ def context_for(state: Any, snapshot: Any) -> Context:
 def _adjudicate(judge: Role, root: Path, earlier: Partition, new: Partition, snapshot_hash: str, registry: Any,
                 stats: RunStats) -> int:
     """Ask the adjudicator about the pending conflicts (if any); how many adjudications were applied."""
-    from engine.enrich.adjudicate import apply, conflicts
+    from docbridge.engine.enrich.adjudicate import apply, conflicts
     found = conflicts(earlier.pending)
     if not found:
         return 0

@@ -17,11 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from docbridge.engine.base.hashing import canonical_hash
+from docbridge.engine.base.overlay import entity_hash
+from docbridge.engine.enrich.proposals import FINDING, KIND_POLICY, PROPOSAL_ADAPTER, dump, proposal_id
 from pydantic import ValidationError
-
-from engine.enrich.overlay import entity_hash
-from engine.enrich.proposals import FINDING, KIND_POLICY, PROPOSAL_ADAPTER, dump, proposal_id
-from engine.hashing import canonical_hash
 
 ALIAS_COLLISION = 0.95
 SECRET_PATTERNS = (

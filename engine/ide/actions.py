@@ -9,17 +9,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.discovery.references import Reference, ReferenceStatus
-from engine.ide.completion import relative_link
-from engine.ide.navigation import reference_at, unit_of
-from engine.ide.proposals import CODE as PROPOSAL_CODE
-from engine.ide.proposals import proposal_actions
-from engine.ide.types import QUICKFIX, SOURCE, Action, Lens, TextEdit, WorkspaceEdit
-from engine.model import MODULE, Span
-from engine.reconcile import findings_index_of
-from engine.reverse import documented_by_of
-from engine.state import ModelState
-from engine.text import lines_of
+from docbridge.engine.base.model import MODULE, Span
+from docbridge.engine.discovery.references import Reference, ReferenceStatus
+from docbridge.engine.ide.completion import relative_link
+from docbridge.engine.ide.navigation import reference_at, unit_of
+from docbridge.engine.ide.proposals import CODE as PROPOSAL_CODE
+from docbridge.engine.ide.proposals import proposal_actions
+from docbridge.engine.ide.types import QUICKFIX, SOURCE, Action, Lens, TextEdit, WorkspaceEdit
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import lines_of
+from docbridge.engine.views.reconcile import findings_index_of
+from docbridge.engine.views.reverse import documented_by_of
 
 _HASH = re.compile(r"hash=([A-Za-z0-9]+)")
 
@@ -120,9 +120,9 @@ def regenerate_region(state: ModelState, path: str, lines: list[str], start: Any
     names no model template or the template cannot be rendered."""
     if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end < len(lines)):
         return None
-    from engine.reconcile import apply_config
-    from engine.render.pages import MODEL_TEMPLATES, render_region
-    from engine.render.templating import RenderError, marker_attributes, region_lines
+    from docbridge.engine.render.pages import MODEL_TEMPLATES, render_region
+    from docbridge.engine.render.templating import RenderError, marker_attributes, region_lines
+    from docbridge.engine.views.reconcile import apply_config
     attributes = marker_attributes(lines[start])
     template, key = attributes.get("template"), attributes.get("key")
     if template not in MODEL_TEMPLATES:

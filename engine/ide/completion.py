@@ -8,11 +8,11 @@ import posixpath
 import re
 from typing import Any
 
-from engine.discovery.universe import members
-from engine.ide.types import Completion
-from engine.model import Span
-from engine.state import ModelState
-from engine.text import line_of
+from docbridge.engine.base.model import Span
+from docbridge.engine.discovery.universe import members
+from docbridge.engine.ide.types import Completion
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import line_of
 
 _LINK_TARGET = re.compile(r"\]\(([^()\s]*)$")
 _WIKI_TARGET = re.compile(r"\[\[([^\]|#]*)$")

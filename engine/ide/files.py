@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.config import CONFIG_FILE
-from engine.discovery.files import ANALYZED_KINDS, DEFAULT_EXCLUDED_DIRS, file_kind
-from engine.discovery.markdown import MAX_LINE_CHARS, MAX_NESTING
-from engine.state import ModelState
+from docbridge.engine.base.config import CONFIG_FILE
+from docbridge.engine.discovery.files import ANALYZED_KINDS, DEFAULT_EXCLUDED_DIRS, file_kind
+from docbridge.engine.discovery.markdown import MAX_LINE_CHARS, MAX_NESTING
+from docbridge.engine.state.model_state import ModelState
 
 # Skip reasons of a file (or its open buffer) beyond a budget: nothing answers from it, and an editor shows
 # one notice saying why it is not analyzed.

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engine.discovery.references import Reference, ReferenceStatus
-from engine.ide.navigation import documents_about, export_at, reference_at
-from engine.ide.types import Hover
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
-from engine.state import ModelState
+from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
+from docbridge.engine.discovery.references import Reference, ReferenceStatus
+from docbridge.engine.ide.navigation import documents_about, export_at, reference_at
+from docbridge.engine.ide.types import Hover
+from docbridge.engine.state.model_state import ModelState
 
 S = ReferenceStatus
 

@@ -6,11 +6,11 @@ import bisect
 import itertools
 from typing import Any
 
-from engine.discovery.references import DocumentResolution, Reference, ReferenceStatus, find_heading
-from engine.ide.types import DocumentLink, Location
-from engine.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
-from engine.reverse import documented_by_of, referenced_by_of
-from engine.state import ModelState
+from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, PACKAGE, Span, split_id
+from docbridge.engine.discovery.references import DocumentResolution, Reference, ReferenceStatus, find_heading
+from docbridge.engine.ide.types import DocumentLink, Location
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.views.reverse import documented_by_of, referenced_by_of
 
 INDEX_NAMES = ("index.ts", "index.tsx", "index.js", "index.jsx", "index.mjs")
 FOLDER_PAGES = ("README.md", "readme.md", "index.md", "index.mdx", "README.mdx")

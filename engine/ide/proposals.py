@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.enrich.overlay import enabled, overlay_path, read_overlay
-from engine.ide.types import QUICKFIX, Action
+from docbridge.engine.base.overlay import enabled, overlay_path, read_overlay
+from docbridge.engine.ide.types import QUICKFIX, Action
 
 CODE = "ENRICHMENT_PROPOSAL"
 APPROVE, REJECT = "docbridge.approveProposal", "docbridge.rejectProposal"

@@ -21,16 +21,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from docbridge.engine.base.config import Config
+from docbridge.engine.base.model import MarkdownFacts
+from docbridge.engine.discovery.analyze import analyze_file
+from docbridge.engine.discovery.files import DEFAULT_EXCLUDED_DIRS, IgnoreRules, file_kind, normalise, read_text
+from docbridge.engine.discovery.layout import Layout
+from docbridge.engine.discovery.references import resolve_document
+from docbridge.engine.discovery.universe import Key, Universe
+from docbridge.engine.state.model_state import ModelState
 from immutables import Map
-
-from engine.config import Config
-from engine.discovery.analyze import analyze_file
-from engine.discovery.files import DEFAULT_EXCLUDED_DIRS, IgnoreRules, file_kind, normalise, read_text
-from engine.discovery.layout import Layout
-from engine.discovery.references import resolve_document
-from engine.discovery.universe import Key, Universe
-from engine.model import MarkdownFacts
-from engine.state import ModelState
 
 # the findings a provisional resolution decides exactly as a full scan would
 PROVISIONAL_CODES = frozenset({"LINK_BROKEN", "LINK_ANCHOR_MISSING", "DOCBRIDGE_BLOCK_INVALID",
@@ -208,7 +207,7 @@ def provisional_state(root: Path, config: Config, path: str, text: str,
 
 def provisional_findings(state: ModelState, path: str) -> list[Any]:
     """The findings of the open document that the file system decides (configured severities applied)."""
-    from engine.reconcile import apply_config, document_findings
+    from docbridge.engine.views.reconcile import apply_config, document_findings
     resolution = state.documents.get(path)
     facts = state.universe.documents.get(path)
     if resolution is None or facts is None:

@@ -16,16 +16,16 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.config import CONFIG_FILE
-from engine.discovery.files import normalise
-from engine.discovery.markdown import custom_heading_id, slugify
-from engine.discovery.references import Reference, ReferenceStatus, site_slug
-from engine.ide.navigation import reference_at
-from engine.ide.types import FileMove, TextEdit, WorkspaceEdit
-from engine.model import DOCUMENT, Heading, MarkdownFacts, Span, split_id
-from engine.reverse import referenced_by_of
-from engine.state import ModelState
-from engine.text import lines_of
+from docbridge.engine.base.config import CONFIG_FILE
+from docbridge.engine.base.model import DOCUMENT, Heading, MarkdownFacts, Span, split_id
+from docbridge.engine.discovery.files import normalise
+from docbridge.engine.discovery.markdown import custom_heading_id, slugify
+from docbridge.engine.discovery.references import Reference, ReferenceStatus, site_slug
+from docbridge.engine.ide.navigation import reference_at
+from docbridge.engine.ide.types import FileMove, TextEdit, WorkspaceEdit
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import lines_of
+from docbridge.engine.views.reverse import referenced_by_of
 
 S = ReferenceStatus
 _ATX = re.compile(r"^(\s{0,3}#{1,6}[ \t]+)(.*?)([ \t]+#+[ \t]*)?[ \t]*$")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.discovery.analyze import analyze_file
-from engine.ide.types import Symbol
-from engine.model import MarkdownFacts, Span
-from engine.text import split_lines
+from docbridge.engine.base.model import MarkdownFacts, Span
+from docbridge.engine.discovery.analyze import analyze_file
+from docbridge.engine.ide.types import Symbol
+from docbridge.engine.state.text import split_lines
 
 
 def document_symbols(facts: MarkdownFacts, lines: list[str]) -> list[Symbol]:

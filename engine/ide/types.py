@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.model import Span
+from docbridge.engine.base.model import Span
 
 
 @dataclass(frozen=True, slots=True)

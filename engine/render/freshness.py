@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.findings import RULES, Finding, Range, fingerprint
-from engine.render.pages import MODEL_TEMPLATES, render_region
-from engine.render.templating import RenderError, marker_attributes
-from engine.state import ModelState
-from engine.text import lines_of
+from docbridge.engine.base.findings import RULES, Finding, Range, fingerprint
+from docbridge.engine.render.pages import MODEL_TEMPLATES, render_region
+from docbridge.engine.render.templating import RenderError, marker_attributes
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.text import lines_of
 
 
 def has_template_regions(state: ModelState, path: str) -> bool:

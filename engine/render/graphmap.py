@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-
-from engine.model import AREA, MODULE, split_id
-from engine.render import DEFAULT_OUTPUT
-from engine.render.views import page_file_name, project_name
-from engine.state import ModelState
+from docbridge.engine.base.model import AREA, MODULE, split_id
+from docbridge.engine.render import DEFAULT_OUTPUT
+from docbridge.engine.render.views import page_file_name, project_name
+from docbridge.engine.state.model_state import ModelState
 
 NODE_W, NODE_H, ROW, COLUMN, MARGIN = 240, 36, 52, 330, 40
 COVERING = ("covers", "mentions", "mentions-symbol")
@@ -27,7 +26,7 @@ COVERING = ("covers", "mentions", "mentions-symbol")
 
 def map_data(state: ModelState) -> dict[str, Any]:
     """Nodes and edges, sorted; what the page draws."""
-    from engine.reconcile import area_documentation, area_imports
+    from docbridge.engine.views.reconcile import area_documentation, area_imports
     layout = state.universe.layout
     assert layout is not None
     documented = area_documentation(state).documents

@@ -13,14 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.findings import Finding
-from engine.hashing import canonical_hash, sha256_bytes
-from engine.reconcile import findings_index_of
-from engine.render import DEFAULT_OUTPUT, views
-from engine.render.templating import RenderError, Sealed, Template, load_template, merge, render_template, seal
-from engine.safe_io import MAX_ARTIFACT_BYTES, UnsafeFileError, WriteRefused, read_regular, write_target
-from engine.snapshot import snapshot_of
-from engine.state import ModelState
+from docbridge.engine.base.findings import Finding
+from docbridge.engine.base.hashing import canonical_hash, sha256_bytes
+from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, UnsafeFileError, WriteRefused, read_regular, write_target
+from docbridge.engine.render import DEFAULT_OUTPUT, views
+from docbridge.engine.render.templating import (
+    RenderError,
+    Sealed,
+    Template,
+    load_template,
+    merge,
+    render_template,
+    seal,
+)
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.views.reconcile import findings_index_of
+from docbridge.engine.views.snapshot import snapshot_of
 
 MULTI_PAGE = ("area", "ownership")
 MODEL_TEMPLATES = ("area", "ownership")  # regions `check` can render again from the model alone
@@ -48,7 +56,7 @@ def overrides(state: ModelState) -> dict[str, str]:
 def base_findings(state: ModelState) -> list[Finding]:
     """The findings an area page lists: every finding but the generated-region ones, with configured severities
     and ignores applied."""
-    from engine.reconcile import apply_config
+    from docbridge.engine.views.reconcile import apply_config
     index = findings_index_of(state)
     return apply_config(state, list(index.base_findings()))
 
@@ -178,7 +186,7 @@ def plan(pages: list[Page], target: Path, name: str, single_file: bool, root: Pa
 
 def write_file(path: Path, text: str) -> None:
     """Atomically, keeping an existing file's permissions (a new one is readable by everyone: rw-r--r--)."""
-    from engine.cache import write_atomic
+    from docbridge.engine.base.cache import write_atomic
     try:
         mode = path.stat().st_mode & 0o777
     except OSError:

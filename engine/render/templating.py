@@ -7,7 +7,7 @@ neither is wrapped whole. After rendering, the placeholders become the markers
     ...
     <!-- /doc-bridge:generated -->
 
-H is the hash the Markdown scanner verifies (`engine.hashing.region_hash`, first 16 hex of SHA-256 over the
+H is the hash the Markdown scanner verifies (`engine.base.hashing.region_hash`, first 16 hex of SHA-256 over the
 lines strictly between the markers, CRLF as LF). `template` and `key` say which page the region is, so that
 `check` and the language server can render it again and tell a stale region from a fresh one.
 """
@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from docbridge.engine.base.hashing import region_hash
+from docbridge.engine.base.safe_io import MAX_CONFIG_BYTES, read_regular
+from docbridge.engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
+from docbridge.engine.render import TEMPLATES
 from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateNotFound, TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
-
-from engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
-from engine.hashing import region_hash
-from engine.render import TEMPLATES
-from engine.safe_io import MAX_CONFIG_BYTES, read_regular
 
 OPEN = "\x00doc-bridge:region-open\x00"
 CLOSE = "\x00doc-bridge:region-close\x00"
@@ -50,7 +49,8 @@ def builtin_file(name: str) -> str:
 
 
 def builtin_source(name: str) -> str:
-    return resources.files("engine.render").joinpath("templates", builtin_file(name)).read_text(encoding="utf-8")
+    templates = resources.files("docbridge.engine.render").joinpath("templates")
+    return templates.joinpath(builtin_file(name)).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)

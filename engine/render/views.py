@@ -13,12 +13,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from engine.discovery.layout import AreaInfo
-from engine.findings import Finding
-from engine.model import AREA, DOCUMENT, MODULE, entity_id, split_id
-from engine.render.templating import RenderError
-from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular
-from engine.state import ModelState
+from docbridge.engine.base.findings import Finding
+from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, entity_id, split_id
+from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, read_regular
+from docbridge.engine.discovery.layout import AreaInfo
+from docbridge.engine.render.templating import RenderError
+from docbridge.engine.state.model_state import ModelState
 
 MAX_SYMBOLS = 12
 GENERATED_CODES = frozenset({"GENERATED_REGION_EDITED", "GENERATED_REGION_STALE"})
@@ -179,8 +179,8 @@ def _area_imports(state: ModelState) -> dict[str, dict[tuple[str, str], list[str
 
 
 def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
-    from engine.handoff import MAX_RELATED
-    from engine.handoff import _related as related
+    from docbridge.engine.agent.handoff import MAX_RELATED
+    from docbridge.engine.agent.handoff import _related as related
     if unit.kind != AREA:
         return [{"id": r["id"], "path": r["path"], "direction": r["direction"], "strength": r["strength"],
                  "evidence": list(r["evidence"])} for r in related(state, unit)]  # type: ignore[arg-type]  # rows of `related` carry their fields as JSON values
@@ -196,7 +196,7 @@ def _related(state: ModelState, unit: SimpleNamespace) -> list[dict[str, Any]]:
 
 
 def _checks(state: ModelState, unit: SimpleNamespace, record: Any) -> list[str]:
-    from engine.handoff import _checks as checks
+    from docbridge.engine.agent.handoff import _checks as checks
     return list(checks(state, unit, record)[0])  # type: ignore[arg-type]  # a record of the ownership table, as `checks` reads it
 
 

@@ -1,6 +1,6 @@
 """The lexical index: tantivy over the lexicon's tokens, in memory or on disk.
 
-Text is tokenized in Python (`engine.lexicon`), indexed with tantivy's whitespace tokenizer and queried with
+Text is tokenized in Python (`engine.base.lexicon`), indexed with tantivy's whitespace tokenizer and queried with
 term queries, so one tokenizer governs both sides and no user text reaches tantivy's query parser.
 
 Two scoring layouts are supported:
@@ -10,7 +10,7 @@ Two scoring layouts are supported:
 - `fields`: one BM25 per field, boosted by its weight and summed (tantivy's per-field boosts).
 `docbridge bench retrieval --lexical fields` compares the two on a suite (see the README for the figures).
 
-A combined index can be written to a directory and opened again (`engine.retrieval.store` keeps it under
+A combined index can be written to a directory and opened again (`docbridge.engine.retrieval.store` keeps it under
 `.docbridge/index/`): opening costs milliseconds where building costs seconds. Which fields of an entry hold
 a query term (for `aboutness` and `--explain`) is worked out per entry when first asked, from the entry's
 own text, so an index opened from disk answers exactly like one just built.
@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import tantivy
-
-from engine.lexicon import tokens
-from engine.retrieval.project import FIELDS, Entry
+from docbridge.engine.base.lexicon import tokens
+from docbridge.engine.retrieval.project import FIELDS, Entry
 
 K1, B = 1.2, 0.75  # fixed inside tantivy; recorded in the index header
 SCORE_SCALE = 50 / (K1 + 1)  # tantivy's BM25 carries (k1 + 1); the ranking's scale expects it without

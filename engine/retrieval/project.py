@@ -9,7 +9,7 @@ has no scanner of its own: everything comes from the snapshot and the facts it w
 What the projection also records for ranking, each a property of the repository, not of a query:
 - a module's own words: the first sentence of its leading comment as summary, the public members of its
   exported classes as headings, its comments and message strings as body (what
-  `engine.discovery.typescript` keeps);
+  `docbridge.engine.discovery.typescript` keeps);
 - `surface`: `public` for a module a package entry exports (directly or through re-exports), `peripheral`
   for anything under a test, fixture, example or playground directory (or a `.test.`/`.spec.` file);
 - `variant_of`: documents that are copies of one page (same file name and title in sibling folders, one per
@@ -27,22 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.discovery.roles import TEMPLATE_FILE
-from engine.enrich.overlay import (
-    CANONICAL_SIGNAL,
-    EMPTY_OVERLAY_HASH,
-    SIGNAL,
-    enabled,
-    live_entries,
-    live_hash,
-    read_overlay,
-)
-from engine.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
-from engine.hashing import canonical_hash
-from engine.heap import built
-from engine.lexicon import LEXICON_VERSION
-from engine.memo import ViewKey
-from engine.model import (
+from docbridge.engine.base.hashing import canonical_hash
+from docbridge.engine.base.heap import built
+from docbridge.engine.base.lexicon import LEXICON_VERSION
+from docbridge.engine.base.memo import ViewKey
+from docbridge.engine.base.model import (
     AREA,
     CHANGE,
     DOCUMENT,
@@ -54,10 +43,21 @@ from engine.model import (
     Relation,
     entity_id,
 )
+from docbridge.engine.base.overlay import (
+    CANONICAL_SIGNAL,
+    EMPTY_OVERLAY_HASH,
+    SIGNAL,
+    enabled,
+    live_entries,
+    live_hash,
+    read_overlay,
+)
+from docbridge.engine.discovery.roles import TEMPLATE_FILE
+from docbridge.engine.views.graph import CANONICALITY_KINDS, GRAPH_VERSION, build_digraph, pagerank
 
 if TYPE_CHECKING:
-    from engine.state import ModelState
-    from engine.state import ModelState as Workspace
+    from docbridge.engine.state.model_state import ModelState
+    from docbridge.engine.state.model_state import ModelState as Workspace
 
 PROJECTION_VERSION = 5
 DIRECTORY = "directory"
@@ -610,7 +610,7 @@ def _containment(entity: Any, layout: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-# ---------------------------------------------------------------- accepted enrichment (engine/enrich/overlay.py)
+# ---------------------------------------------------------------- accepted enrichment (engine/base/overlay.py)
 
 
 def _intent_slug(text: str) -> str:
@@ -684,7 +684,9 @@ PROJECTION: ViewKey[Projection] = ViewKey("projection")
 
 def projection_of(state: ModelState) -> Projection:
     """The retrieval projection of a state, built once per state."""
-    from engine.snapshot import snapshot_of  # the model's machinery: not loaded by a search of a stored index
-    from engine.transitions import resolved
+    from docbridge.engine.state.transitions import resolved
+    from docbridge.engine.views.snapshot import (
+        snapshot_of,  # the model's machinery: not loaded by a search of a stored index
+    )
     state = resolved(state)
     return state.view(PROJECTION, built(lambda: project(state, snapshot_of(state))))

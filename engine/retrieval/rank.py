@@ -3,7 +3,7 @@
     score = lexical × prior × aboutness + exactId + exactPath + exactSymbol
           + graphProximity + canonicality + audienceFit + acceptedAgentSignals
 
-- lexical: BM25 (engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking.
+- lexical: BM25 (docbridge.engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking.
 - prior: multipliers that can only scale evidence that exists: query shape (an agent-audience document,
   an ownership record or a unit for a routing question, a route whose title covers the query, a module for
   a symbol- or path-shaped query or for an implementation question, a document for a sentence and a page
@@ -26,9 +26,9 @@
   them. A result that only a relation surfaced earns proximity and nothing else.
 - canonicality: 4 × ln(1 + (PageRank − floor) × entries), for lexical hits only (a tie-breaker).
 - audienceFit: +25 for documentation written for agents when the caller is an agent.
-- acceptedAgentSignals: the live accepted enrichment signal of the entry (0..1) × 30 (engine.enrich.overlay).
+- acceptedAgentSignals: the live accepted enrichment signal of the entry (0..1) × 30 (docbridge.engine.base.overlay).
 
-Before ranking, the query is read through the glossary (`engine.lexicon.translations`: Portuguese terms
+Before ranking, the query is read through the glossary (`docbridge.engine.base.lexicon.translations`: Portuguese terms
 and abbreviations add their English words), and a word that matches nothing is replaced by the closest
 indexed word. Results below a third of the best score are dropped (`floor=0` keeps the neighbourhood); ties
 break on an exact id, then on an ownership record, then on the id; variants of one page collapse into the
@@ -46,16 +46,25 @@ from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from engine.graph import canonicality_boost
-from engine.heap import built
-from engine.lexicon import STOPWORDS, fold, has_token, is_cjk, raw_tokens, singularize, tokens, translations
-from engine.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
-from engine.retrieval.lexical import LexicalIndex
-from engine.retrieval.project import DIRECTORY, Entry, Projection, projection_of
+from docbridge.engine.base.heap import built
+from docbridge.engine.base.lexicon import (
+    STOPWORDS,
+    fold,
+    has_token,
+    is_cjk,
+    raw_tokens,
+    singularize,
+    tokens,
+    translations,
+)
+from docbridge.engine.base.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
+from docbridge.engine.retrieval.lexical import LexicalIndex
+from docbridge.engine.retrieval.project import DIRECTORY, Entry, Projection, projection_of
+from docbridge.engine.views.graph import canonicality_boost
 
 if TYPE_CHECKING:
-    from engine.state import ModelState
-from engine.memo import ViewKey
+    from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.base.memo import ViewKey
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "canonicality", "audienceFit", "acceptedAgentSignals")
@@ -240,7 +249,7 @@ class Retriever:
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
     # "current" (stored, the tree unchanged: nothing scanned)
     source: str = "memory"
-    edge_loader: Any = None  # index -> edges, when the entries came without them (engine.retrieval.store)
+    edge_loader: Any = None  # index -> edges, when the entries came without them (docbridge.engine.retrieval.store)
 
     def __post_init__(self) -> None:
         self.entries = self.projection.entries
@@ -887,6 +896,8 @@ COMBINED = retriever_key("combined")
 
 def retriever_of(state: ModelState, mode: str = "combined") -> Retriever:
     """The ranked retrieval index over a state's projection, built once per state and mode."""
-    from engine.transitions import resolved  # the model's machinery: not loaded by a search of a stored index
+    from docbridge.engine.state.transitions import (
+        resolved,  # the model's machinery: not loaded by a search of a stored index
+    )
     state = resolved(state)
     return state.view(retriever_key(mode), built(lambda: Retriever(projection_of(state), mode)))

@@ -1,7 +1,7 @@
 """The search index on disk: `.docbridge/index/`, so that a search over an unchanged tree opens an index
 instead of scanning, resolving and indexing the repository again.
 
-- `projection.json` (`engine.artifacts`): the projection's entries, sealed with the input fingerprint.
+- `projection.json` (`engine.artifacts.snapshot_file`): the projection's entries, sealed with the input fingerprint.
 - `lexical-<hash>/`: the tantivy index of those entries; `entries.json`, the entries without their field
   texts and edges (ranking reads the index and the masks; an explanation loads the body from the
   projection); `edges.json`, each entry's edges as one packed line;
@@ -31,14 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.cache import ARTIFACT_DIR as ARTIFACTS
-from engine.cache import RACY_WINDOW_NS, artifact_dir, read_sealed, write_atomic, write_sealed
-from engine.hashing import sha256_bytes
-from engine.safe_io import MAX_ARTIFACT_BYTES, open_regular, read_regular, real_dirs
+from docbridge.engine.base.cache import ARTIFACT_DIR as ARTIFACTS
+from docbridge.engine.base.cache import RACY_WINDOW_NS, artifact_dir, read_sealed, write_atomic, write_sealed
+from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, open_regular, read_regular, real_dirs
 
 MANIFEST_KIND = "search-index"
 STORE_VERSION = 1
-CONFIG_FILE = "doc-bridge.config.json"  # the configuration's name (engine.config, not imported on this path)
+CONFIG_FILE = "doc-bridge.config.json"  # the configuration's name (engine.base.config, not imported on this path)
 
 
 def index_dir(root: Path) -> Path:
@@ -47,11 +47,10 @@ def index_dir(root: Path) -> Path:
 
 def _versions() -> dict[str, Any]:
     import tantivy
-
-    from engine.discovery import versions
-    from engine.graph import GRAPH_VERSION
-    from engine.lexicon import GLOSSARY_VERSION, LEXICON_VERSION
-    from engine.retrieval.project import PROJECTION_VERSION
+    from docbridge.engine.base.lexicon import GLOSSARY_VERSION, LEXICON_VERSION
+    from docbridge.engine.discovery import versions
+    from docbridge.engine.retrieval.project import PROJECTION_VERSION
+    from docbridge.engine.views.graph import GRAPH_VERSION
     return {"store": STORE_VERSION, "projection": PROJECTION_VERSION, "lexicon": LEXICON_VERSION,
             "glossary": GLOSSARY_VERSION, "graph": GRAPH_VERSION, "tantivy": getattr(tantivy, "__version__", ""),
             "analyzers": {**versions.ANALYZERS, "resolve": versions.RESOLVER}}
@@ -185,8 +184,8 @@ def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: st
     """The retriever over `projection` (sealed as `seal`; None: the lean entries kept beside the index) with
     the lexical index the manifest names, or None when it is missing, corrupt or not the index of this
     projection."""
-    from engine.retrieval.lexical import LexicalIndex
-    from engine.retrieval.rank import Retriever
+    from docbridge.engine.retrieval.lexical import LexicalIndex
+    from docbridge.engine.retrieval.rank import Retriever
     lexical = manifest.get("lexical") or {}
     name = lexical.get("directory")
     if seal is None or manifest.get("projection") != seal or not isinstance(name, str) or "/" in name:
@@ -220,7 +219,7 @@ def _open(root: Path, manifest: dict[str, Any], projection: Any | None, seal: st
 
 
 def _lean_projection(directory: Path) -> Any | None:
-    from engine.artifacts import projection_from_state
+    from docbridge.engine.artifacts.snapshot_file import projection_from_state
     try:
         state = json.loads(_read(directory / "entries.json"))
     except (OSError, ValueError, RecursionError):
@@ -230,7 +229,7 @@ def _lean_projection(directory: Path) -> Any | None:
 
 def _edges(directory: Path) -> Any:
     """Reads an entry's edges from `edges.json` (one packed line per entry) when ranking first asks."""
-    from engine.retrieval.project import Edge
+    from docbridge.engine.retrieval.project import Edge
     lines: list[str] = []
     cache: dict[int, tuple[Any, ...]] = {}
 
@@ -248,7 +247,7 @@ def _edges(directory: Path) -> Any:
 def _bodies(root: Path, seal: str) -> Any:
     """Loads the entries' body text from the sealed projection when an explanation first asks for it."""
     def load() -> list[str]:
-        from engine.artifacts import PROJECTION_KIND
+        from docbridge.engine.artifacts.snapshot_file import PROJECTION_KIND
         loaded = read_sealed(index_dir(root) / "projection.json", PROJECTION_KIND)
         if loaded is None or loaded[0].get("sha256") != seal:
             raise ValueError("the projection changed under the index")
@@ -276,9 +275,9 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
     import shutil
     import tempfile
 
-    from engine.artifacts import projection_for
-    from engine.retrieval.lexical import LexicalIndex
-    from engine.retrieval.rank import Retriever
+    from docbridge.engine.artifacts.snapshot_file import projection_for
+    from docbridge.engine.retrieval.lexical import LexicalIndex
+    from docbridge.engine.retrieval.rank import Retriever
     projection, reused = projection_for(workspace)
     if not workspace.use_cache:
         in_memory = Retriever(projection)

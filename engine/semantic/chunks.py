@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.hashing import sha256_bytes
+from docbridge.engine.base.hashing import sha256_bytes
 
 CHUNKER_VERSION = 1  # bump when chunks or what is embedded of them change: every file is cut again
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")

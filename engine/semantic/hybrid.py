@@ -1,4 +1,4 @@
-"""Hybrid search: the lexical ranking fused with the dense ranking (engine.retrieval.fusion), failing soft.
+"""Hybrid search: the lexical ranking fused with the dense ranking (docbridge.engine.retrieval.fusion), failing soft.
 
 `HybridRetriever` stands in for a `Retriever` (everything but `search` is the lexical retriever's): a search
 ranks lexically, embeds the query, ranks the candidates by the cosine of their best chunk and fuses the two.
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.lexicon import STOPWORDS, fold, raw_tokens
-from engine.retrieval.fusion import DENSE_WEIGHT, fuse, is_identity_hit
-from engine.semantic.embed import Embedder, EmbeddingError, embedder_for
-from engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
+from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens
+from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, fuse, is_identity_hit
+from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
+from docbridge.engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
 
 LEXICAL_DEPTH = 50  # lexical results fused
 DENSE_DEPTH = 10  # entities the dense ranking adds to them
@@ -95,7 +95,7 @@ class HybridRetriever:
 
     def _fuse(self, lexical: list[Any], cosines: dict[str, float], scores: Any, limit: int,
               kinds: list[str] | None) -> list[Any]:
-        from engine.retrieval.rank import COMPONENTS, Result
+        from docbridge.engine.retrieval.rank import COMPONENTS, Result
         retriever = self.lexical
         index = self.index
         assert index is not None

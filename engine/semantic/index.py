@@ -1,6 +1,6 @@
 """The semantic index: every document's and module's chunks with their vectors, under `.docbridge/semantic/`.
 
-- `chunks.jsonl`: one chunk a line (engine.semantic.chunks), with its cache key;
+- `chunks.jsonl`: one chunk a line (docbridge.engine.semantic.chunks), with its cache key;
 - `vectors.npy`: the float32 vectors, one row per chunk, L2-normalised (cosine is a dot product);
 - `meta.json` (sealed): the model id, dimension, chunk count, passage size, each file's content hash, and the
   SHA-256 of the two files above, which are verified on every read.
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.cache import artifact_dir, read_sealed, write_atomic, write_sealed
-from engine.hashing import sha256_bytes
-from engine.model import DOCUMENT, MODULE
-from engine.safe_io import MAX_ARTIFACT_BYTES, read_regular, real_dirs
-from engine.semantic.chunks import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_module
-from engine.semantic.embed import Embedder, EmbeddingError
+from docbridge.engine.base.cache import artifact_dir, read_sealed, write_atomic, write_sealed
+from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.model import DOCUMENT, MODULE
+from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, read_regular, real_dirs
+from docbridge.engine.semantic.chunks import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_module
+from docbridge.engine.semantic.embed import Embedder, EmbeddingError
 
 META_KIND = "semantic-index"
 INDEX_VERSION = 1

@@ -37,9 +37,9 @@ describe('serverCommandFromSettings', () => {
   });
 
   test('splits a command line when args is empty', () => {
-    assert.deepEqual(serverCommandFromSettings({ command: 'python3 -m lsp.server', args: [] }), {
+    assert.deepEqual(serverCommandFromSettings({ command: 'python3 -m docbridge.lsp.server', args: [] }), {
       command: 'python3',
-      args: ['-m', 'lsp.server'],
+      args: ['-m', 'docbridge.lsp.server'],
     });
   });
 

@@ -1,0 +1,1 @@
+"""The `docbridge` command line: one module per group of commands, assembled in `main`."""

@@ -1,0 +1,1 @@
+"""For agents: handoffs, bounded payloads, the knowledge tools, doctor, and retrieval suites."""

@@ -1,0 +1,254 @@
+"""Retrieval suites: load one, run it against a retriever, score it (hit@1, hit@3, MRR, context cost, tokens to the
+first evidence), seal a baseline and compare with it. `docbridge bench retrieval`, `doctor` and `enrich`'s
+overlay check run suites through this module."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+
+def _percentile(values: list[Any], q: float) -> Any:
+    """Nearest-rank percentile; None sorts above every number (a case never satisfied)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values, key=lambda v: (v is None, v if v is not None else 0))
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+BASELINE_TYPE = "retrieval-benchmark-baseline"
+METRIC_KEYS = ("caseCount", "hitAt1", "hitAt3", "meanReciprocalRank", "zeroResultRate", "meanContextBytes",
+               "meanApproxTokens", "neverSatisfiedRate")
+LOWER_IS_BETTER = ("zeroResultRate", "meanContextBytes", "meanApproxTokens", "neverSatisfiedRate")
+AGENT_BUDGET = 300  # the agent's search call: `search --agent --context-budget 300`
+AGENT_MAX_FILES = 10  # results an agent reads before giving up
+
+
+class BenchError(Exception):
+    """A suite or baseline that cannot be used (exit 2)."""
+
+
+def load_suite(path: Path) -> dict[str, Any]:
+    try:
+        suite = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchError(f"cannot read suite {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise BenchError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
+    if not isinstance(suite, dict) or suite.get("version") != 1 or not isinstance(suite.get("cases"), list):
+        raise BenchError(f"{path}: a suite is {{\"version\": 1, \"name\": ..., \"cases\": [...]}}.")
+    seen: set[str] = set()
+    for index, case in enumerate(suite["cases"]):
+        where = f"{path}: cases[{index}]"
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("input"), str):
+            raise BenchError(f"{where} needs a string `id` and a string `input`.")
+        targets = (case.get("expected") or {}).get("anyOf")
+        if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+            raise BenchError(f"{where} ({case['id']}): `expected.anyOf` must be a non-empty list of ids or paths.")
+        if case["id"] in seen:
+            raise BenchError(f"{where}: duplicate case id {case['id']!r}.")
+        seen.add(case["id"])
+    return suite
+
+
+def _suite_hash(suite: dict[str, Any]) -> str:
+    from docbridge.engine.base.hashing import canonical_hash
+    return canonical_hash(suite)
+
+
+def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
+    """Rank every case; rank = 1-based position of the first result whose id or path is a target (top 10).
+    With `root`, also the tokens an agent spends until its first correct evidence (`_first_evidence`)."""
+    cases = []
+    reader = _Reader(root) if root is not None else None
+    for case in suite["cases"]:
+        targets = {t.strip().removeprefix("./").rstrip("/") for t in case["expected"]["anyOf"]}
+        results = retriever.search(case["input"], 20)
+        rank = next((i for i, r in enumerate(results[:10], start=1)
+                     if r.entry.id in targets or r.entry.path in targets), None)
+        top = [{"kind": r.entry.kind, "id": r.entry.id, "path": r.entry.path,
+                **({"summary": r.entry.summary} if r.entry.summary else {})} for r in results[:3]]
+        context = len(json.dumps(top, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        metadata = case.get("metadata") or {}
+        row = {"id": case["id"], "input": case["input"], "kind": metadata.get("kind", "unknown"),
+               "lang": metadata.get("lang", "unknown"), "rank": rank, "results": len(results),
+               "top": [r.entry.id for r in results[:3]], "contextBytes": context}
+        if reader is not None:
+            row["tokensToFirstEvidence"] = _first_evidence(retriever, reader, case["input"], targets)
+        cases.append(row)
+    keys = ("id", "rank", "top") + (("tokensToFirstEvidence",) if reader is not None else ())
+    return {"suite": {"name": suite.get("name", ""), "caseCount": len(cases), "contentHash": _suite_hash(suite)},
+            "metrics": _metrics(cases), "byKind": _grouped(cases, "kind"), "byLang": _grouped(cases, "lang"),
+            "cases": [{k: c[k] for k in keys} for c in cases],
+            "_cases": cases}
+
+
+class _Reader:
+    """What an agent reads to check a result, in characters: a file's text; for a directory-shaped result
+    (area, package, directory) the README or index in it, else the listing of its entries."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache: dict[str, int] = {}
+
+    def cost(self, path: str) -> int:
+        cached = self.cache.get(path)
+        if cached is None:
+            cached = self.cache[path] = self._measure(path)
+        return cached
+
+    def _measure(self, path: str) -> int:
+        target = self.root / path
+        try:
+            if target.is_file():
+                return len(target.read_text(encoding="utf-8", errors="replace"))
+            if target.is_dir():
+                for name in ("README.md", "readme.md", "index.md"):
+                    if (target / name).is_file():
+                        return len((target / name).read_text(encoding="utf-8", errors="replace"))
+                return sum(len(child.name) + 1 for child in target.iterdir())
+        except OSError:
+            pass
+        return 0
+
+
+def _first_evidence(retriever: Any, reader: _Reader, query: str, targets: set[str]) -> int | None:
+    """Tokens (characters / 4) an agent spends before it holds a correct answer: the printed
+    `search --agent --context-budget 300` payload, then every wrong result it reads, in ranked order, before
+    the first right one; None when none of the first ten results is right."""
+    from docbridge.engine.agent.payloads import agent_search, render_agent
+    from docbridge.engine.base.budget import BudgetError
+    try:
+        spent = len(render_agent(agent_search(retriever, query, "discovery", AGENT_BUDGET)))
+    except BudgetError:
+        return None
+    for result in retriever.search(query, 20, agent=True)[:AGENT_MAX_FILES]:
+        if result.entry.id in targets or result.entry.path in targets:
+            return math.ceil(spent / 4)
+        spent += reader.cost(result.entry.path)
+    return None
+
+
+def _metrics(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(cases) or 1
+    metrics: dict[str, Any] = {
+        "caseCount": len(cases),
+        "hitAt1": round(sum(1 for c in cases if c["rank"] == 1) / n, 6),
+        "hitAt3": round(sum(1 for c in cases if c["rank"] and c["rank"] <= 3) / n, 6),
+        "meanReciprocalRank": round(sum(1 / c["rank"] for c in cases if c["rank"]) / n, 6),
+        "zeroResultRate": round(sum(1 for c in cases if c["results"] == 0) / n, 6),
+        "meanContextBytes": round(sum(c["contextBytes"] for c in cases) / n),
+        "meanApproxTokens": round(sum(math.ceil(c["contextBytes"] / 4) for c in cases) / n),
+    }
+    if cases and "tokensToFirstEvidence" in cases[0]:
+        # a case never satisfied counts as more than any satisfied one: a percentile that lands on it is None
+        spent = [c["tokensToFirstEvidence"] for c in cases]
+        metrics["tokensToFirstEvidence"] = {"median": _percentile(spent, 0.5), "p75": _percentile(spent, 0.75)}
+        metrics["neverSatisfiedRate"] = round(sum(1 for v in spent if v is None) / n, 6)
+    return metrics
+
+
+def _grouped(cases: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        groups.setdefault(case[key], []).append(case)
+    return {name: _metrics(members) for name, members in sorted(groups.items())}
+
+
+def seal_baseline(result: dict[str, Any], by: str, reason: str | None) -> dict[str, Any]:
+    from docbridge.engine.base.hashing import canonical_hash
+    if not by.strip():
+        raise BenchError("A retrieval baseline needs an approver: pass --by NAME.")
+    baseline = {"type": BASELINE_TYPE, "version": 1, "suite": result["suite"], "metrics": result["metrics"],
+                "byKind": result["byKind"], "byLang": result["byLang"],
+                "approval": {"by": by.strip(), "reason": (reason or "").strip()}}
+    baseline["contentHash"] = canonical_hash(baseline)
+    return baseline
+
+
+def read_baseline(path: Path) -> dict[str, Any]:
+    from docbridge.engine.base.hashing import canonical_hash
+    try:
+        baseline = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BenchError(f"baseline {path} does not exist; create it with --update-baseline --by NAME.") from exc
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BenchError(f"baseline {path} cannot be read: {exc}") from exc
+    if not isinstance(baseline, dict) or baseline.get("type") != BASELINE_TYPE:
+        raise BenchError(f"{path} is not a retrieval benchmark baseline.")
+    body = {k: v for k, v in baseline.items() if k != "contentHash"}
+    if canonical_hash(body) != baseline.get("contentHash"):
+        raise BenchError(f"baseline {path} does not match its content hash: it was edited by hand. Regenerate it "
+                         f"with --update-baseline --by NAME --reason TEXT.")
+    return baseline
+
+
+def compare(result: dict[str, Any], baseline: dict[str, Any], tolerance: float = 0.0) -> dict[str, Any]:
+    if result["suite"]["contentHash"] != baseline["suite"]["contentHash"]:
+        return {"status": "suite-changed", "blocking": True,
+                "regressions": ["The suite changed since the baseline was approved; review the results and record a "
+                                "new baseline with --update-baseline --by NAME --reason TEXT."],
+                "warnings": [], "improvements": [], "deltas": {}}
+    deltas, regressions, warnings, improvements = {}, [], [], []
+    for key in METRIC_KEYS[1:]:
+        if key not in result["metrics"] or key not in baseline["metrics"]:
+            continue  # a figure the baseline predates (or a run without a root to read files from)
+        delta = round(result["metrics"][key] - baseline["metrics"][key], 6)
+        deltas[key] = delta
+        worse = delta > 0 if key in LOWER_IS_BETTER else delta < 0
+        better = delta < 0 if key in LOWER_IS_BETTER else delta > 0
+        if key == "hitAt3" and worse and -delta > tolerance:
+            regressions.append(f"hitAt3 fell from {baseline['metrics'][key]} to {result['metrics'][key]}.")
+        elif worse and delta != 0:
+            warnings.append(f"{key} moved from {baseline['metrics'][key]} to {result['metrics'][key]}.")
+        elif better:
+            improvements.append(f"{key} improved from {baseline['metrics'][key]} to {result['metrics'][key]}.")
+    status = "regressed" if regressions else "pass"
+    return {"status": status, "blocking": bool(regressions), "regressions": regressions, "warnings": warnings,
+            "improvements": improvements, "deltas": deltas}
+
+
+def render_retrieval_text(result: dict[str, Any]) -> str:
+    lines = [f"Suite {result['suite']['name']!r}: {result['suite']['caseCount']} cases"]
+    agent = "tokensToFirstEvidence" in result["metrics"]
+    header = (f"{'group':<15} {'cases':>5} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'zero':>5} {'ctx bytes':>9} "
+              f"{'tokens':>6}" + (f" {'1st evidence p50/p75':>21} {'never':>6}" if agent else ""))
+    lines.append(header)
+
+    def row(name: str, m: dict[str, Any]) -> str:
+        line = (f"{name:<15} {m['caseCount']:>5} {m['hitAt1']:>6.3f} {m['hitAt3']:>6.3f} "
+                f"{m['meanReciprocalRank']:>6.3f} {m['zeroResultRate']:>5.2f} {m['meanContextBytes']:>9} "
+                f"{m['meanApproxTokens']:>6}")
+        if agent:
+            spent = m["tokensToFirstEvidence"]
+            shown = "/".join("-" if v is None else str(v) for v in (spent["median"], spent["p75"]))
+            line += f" {shown:>21} {m['neverSatisfiedRate']:>6.2f}"
+        return line
+
+    lines.append(row("all", result["metrics"]))
+    for group in ("byKind", "byLang"):
+        for name, metrics in result[group].items():
+            lines.append(row(f"{group[2:].lower()}:{name}", metrics))
+    misses = [c for c in result["cases"] if c["rank"] != 1]
+    if misses:
+        lines.append("")
+        lines.append("Cases not ranked first:")
+        for case in misses:
+            lines.append(f"  {case['id']}: rank {case['rank'] or '-'}; top: {', '.join(case['top']) or 'nothing'}")
+    if agent:
+        lines.append("")
+        lines.append(f"1st evidence: tokens an agent spends on `search --agent --context-budget {AGENT_BUDGET}` and "
+                     f"on the wrong results it reads before the right one (characters / 4); never: no right result "
+                     f"among the first {AGENT_MAX_FILES}.")
+    comparison = result.get("comparison")
+    if comparison:
+        lines.append("")
+        lines.append(f"Baseline: {comparison['status']}")
+        for text in comparison["regressions"] + comparison["warnings"] + comparison["improvements"]:
+            lines.append(f"  {text}")
+    return "\n".join(lines) + "\n"
+
+

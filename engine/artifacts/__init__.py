@@ -1,0 +1,1 @@
+"""What is written to `.docbridge/`: the snapshot file and the DocBridgeIndexV1 index file."""

@@ -1,0 +1,1 @@
+"""Governance gates over a state: reconciliation, rules, the audit, parity and the study."""

@@ -1,0 +1,182 @@
+"""A full scan: walk the tree, analyze what the facts cache does not already know, build the first state.
+
+Analysis of many files runs in a process pool (the analyzers are pure functions of a file's text); facts
+are cached in `.docbridge/cache/facts.json` by size, mtime and content hash, so a scan of an unchanged tree
+parses nothing. A pool worker never outlives the process that started it: on Linux the kernel kills it when
+that process dies (PR_SET_PDEATHSIG), and a watchdog thread in the worker exits it once its parent changed
+(the fallback elsewhere, and for a parent that died before the worker armed the signal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from docbridge.engine.base.cache import FactsCache, cached_facts, facts_from_row
+from docbridge.engine.base.config import Config
+from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.heap import bulk
+from docbridge.engine.base.model import to_row
+from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file, budget_reason
+from docbridge.engine.discovery.files import ANALYZED_KINDS, read_text, walk
+from docbridge.engine.discovery.universe import build_universe
+from docbridge.engine.state.model_state import ModelState, ScanReport
+from docbridge.engine.state.transitions import resolve_everything
+from immutables import Map
+
+Progress = Callable[[str, int, int], None]
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+WATCHDOG_INTERVAL = 0.5  # seconds between a worker's checks that its parent is still there
+POOL_THRESHOLD = 400  # below this many files to parse, a process pool costs more than it saves
+BATCH = 48
+
+
+def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int = 1,
+               progress: Progress | None = None, resolve: bool = True, revision: int = 0,
+               on_walk: Callable[[list[str]], None] | None = None) -> ModelState:
+    """The state of the tree on disk: every file walked, analyzed (or reused from the cache) and, unless
+    `resolve=False` (resolution then happens when a view first needs it), resolved. `on_walk` gets the
+    walked paths as soon as they are known (an editor offers them as workspace symbols meanwhile)."""
+    with bulk():
+        return _scan_state(root, config, use_cache=use_cache, jobs=jobs, progress=progress, resolve=resolve,
+                           revision=revision, on_walk=on_walk)
+
+
+def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progress: Progress | None,
+                resolve: bool, revision: int, on_walk: Callable[[list[str]], None] | None) -> ModelState:
+    started = time.perf_counter()
+    walked, rules = walk(root, config)
+    if progress:
+        progress("walk", len(walked.files), len(walked.files))
+    if on_walk is not None:
+        on_walk([item.path for item in walked.files])
+    cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
+    facts: dict[str, Any] = {}
+    present: list[str] = []
+    skipped: dict[str, str] = dict(walked.skipped)
+    pending: list[tuple[str, str, bytes, int, int]] = []
+    parsed: list[str] = []
+    reused = 0
+    total_bytes = 0
+    limits = config.limits
+    for index, item in enumerate(walked.files):
+        present.append(item.path)
+        if item.kind not in ANALYZED_KINDS:
+            continue
+        if item.size > limits.max_file_bytes:
+            skipped[item.path] = "too-large"
+            continue
+        if total_bytes + item.size > limits.max_total_bytes:
+            skipped[item.path] = "total-cap"
+            continue
+        total_bytes += item.size
+        if cache is not None:
+            hit = cache.lookup_stat(item.path, item.kind, item.size, item.mtime_ns)
+            known = cached_facts(item.path, item.kind, hit[1]) if hit is not None else None
+            if known is not None:
+                facts[item.path] = known
+                reused += 1
+                continue
+        read = read_text(root, item.path, limits.max_file_bytes)
+        if read.reason is not None or read.data is None or read.text is None:
+            skipped[item.path] = read.reason or "unreadable"
+            continue
+        content_hash = sha256_bytes(read.data)
+        if cache is not None:  # cached facts passed the budgets when they were analyzed (same analyzer version)
+            row = cache.lookup_hash(item.path, item.kind, content_hash)
+            known = cached_facts(item.path, item.kind, row) if row is not None else None
+            if row is not None and known is not None:
+                facts[item.path] = known
+                cache.store(item.path, item.kind, content_hash, item.size, item.mtime_ns, row)
+                reused += 1
+                continue
+        over_budget = budget_reason(item.kind, read.text)
+        if over_budget is not None:
+            skipped[item.path] = over_budget
+            continue
+        pending.append((item.kind, item.path, read.data, item.size, item.mtime_ns))
+        if progress and index % 500 == 0:
+            progress("read", index, len(walked.files))
+    stats = {path: (size, mtime) for _, path, _, size, mtime in pending}
+    for kind, path, row in analyze_pending(pending, jobs, progress):
+        facts[path] = facts_from_row(kind, row)
+        parsed.append(path)
+        if cache is not None:
+            size, mtime = stats[path]
+            cache.store(path, kind, facts[path].content_hash, size, mtime, row)
+    if cache is not None:
+        cache.prune(set(facts))
+        with contextlib.suppress(OSError):  # a read-only checkout still scans, without a warm start
+            cache.save()
+    universe = build_universe(config, rules, ((path, facts.get(path)) for path in sorted(present)))
+    state = ModelState(revision=revision, root=root, config=config, universe=universe, skipped=Map(skipped),
+                       resolved=False, use_cache=use_cache,
+                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started))
+    if resolve:
+        if progress:
+            progress("resolve", 0, len(universe.documents) + len(universe.modules))
+        state = resolve_everything(state)
+        if progress:
+            progress("resolve", len(state.documents) + len(state.modules), len(state.documents) + len(state.modules))
+    return state
+
+
+def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
+                    progress: Progress | None) -> Iterable[tuple[str, str, Any]]:
+    """Analyze files (kind, path, bytes, size, mtime): in a process pool when there are many."""
+    work = [(kind, path, data) for kind, path, data, _, _ in pending]
+    total = len(work)
+    if total >= POOL_THRESHOLD and jobs > 1:
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        batches = [work[i:i + BATCH] for i in range(0, total, BATCH)]
+        done = 0
+        with ProcessPoolExecutor(max_workers=min(jobs, 8), mp_context=multiprocessing.get_context(method),
+                                 initializer=follow_parent, initargs=(os.getpid(),)) as pool:
+            for result in pool.map(analyze_batch, batches):
+                done += len(result)
+                if progress:
+                    progress("analyze", done, total)
+                yield from result
+        return
+    for index, (kind, path, data) in enumerate(work):
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        yield kind, path, to_row(analyze_file(kind, path, text, data))
+        if progress and index % 100 == 0:
+            progress("analyze", index, total)
+    if progress and total:
+        progress("analyze", total, total)
+
+
+def follow_parent(parent: int) -> None:
+    """Pool worker initializer: end this process when `parent` (the process that started the pool) dies.
+
+    A worker blocks reading its task queue, whose write end its siblings also hold, so it never sees the
+    parent go: after `kill -9` of a scan its workers would live on as orphans."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    from docbridge.engine.discovery.typescript import forget_grammars
+    forget_grammars()  # a forked worker never parses with the parent's tree-sitter objects
+    threading.Thread(target=_watch_parent, args=(parent,), name="docbridge-parent-watchdog", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_INTERVAL)
+    os._exit(1)
+
+
+__all__ = ["Progress", "analyze_pending", "follow_parent", "scan_state"]

@@ -1,0 +1,433 @@
+"""The Snapshot: every entity and relation of the repository, with evidence, coverage and a content hash.
+
+Built from the workspace's facts and resolutions; the `content_hash` is semantic: it covers entities,
+relations, meaningful coverage, analyzer versions and configuration, never timings or cache reuse, so a
+warm scan and a cold scan of the same tree hash alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from docbridge.engine.base.hashing import canonical_json
+from docbridge.engine.base.heap import built
+from docbridge.engine.base.memo import ViewKey
+from docbridge.engine.base.model import (
+    AREA,
+    CHANGE,
+    DOCUMENT,
+    EXTERNAL,
+    INTENT,
+    MODULE,
+    PACKAGE,
+    SCHEMA_VERSION,
+    Evidence,
+    Relation,
+    entity_id,
+    split_id,
+)
+from docbridge.engine.discovery.files import INVALID_IGNORE_PATTERN
+from docbridge.engine.discovery.references import MAX_EVIDENCE
+from docbridge.engine.discovery.resolve import analyzer_versions
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.transitions import resolved
+
+if TYPE_CHECKING:
+    from docbridge.engine.state.model_state import ModelState as Workspace
+
+MAX_NOTES = 256
+PROJECT_FILES = ("readme", "contributing", "security", "changelog", "agents", "code_of_conduct", "license")
+AUDIENCES = ("agent", "human", "human-and-agent", "archive", "project", "internal", "external", "unclassified")
+
+
+@dataclass(slots=True)
+class Entity:
+    id: str
+    kind: str
+    path: str | None
+    title: str | None
+    summary: str | None = None
+    content_hash: str | None = None
+    provenance: str = "observed"
+    confidence: str = "observed"
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"id": self.id, "kind": self.kind, "path": self.path, "title": self.title, "summary": self.summary,
+               "content_hash": self.content_hash, "provenance": self.provenance, "confidence": self.confidence}
+        out.update(self.data)
+        return out
+
+
+def relation_json(relation: Relation, hashes: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": relation.id,
+        "source": relation.source,
+        "target": relation.target,
+        "kind": relation.kind,
+        "evidence": [e.to_json(hashes.get(e.path)) for e in relation.evidence],
+        "confidence": relation.confidence,
+        "provenance": relation.provenance,
+        "metadata": {**{k: list(v) if isinstance(v, tuple) else v for k, v in relation.metadata},
+                     **({"symbol": relation.symbol} if relation.symbol else {})},
+    }
+
+
+@dataclass(slots=True)
+class Snapshot:
+    entities: dict[str, Entity]
+    relations: list[Relation]
+    coverage: dict[str, Any]
+    reuse: dict[str, Any]
+    config_hash: str
+    hashes: dict[str, str]  # file path -> content hash (for evidence)
+    _parts: dict[str, list[bytes]] | None = None
+    _content_hash: str | None = None
+
+    def entity(self, eid: str) -> Entity | None:
+        return self.entities.get(eid)
+
+    def _serialised(self) -> dict[str, list[bytes]]:
+        """Canonical JSON (UTF-8) of each top-level member, as pieces. Kept only while the artifact is being
+        written (the hash and the file share them), so a long-lived snapshot does not hold its text."""
+        if self._parts is not None:
+            return self._parts
+
+        def items(texts: Iterable[str]) -> list[bytes]:
+            # a list's canonical JSON is its items' joined with commas; kept as pieces (never every relation
+            # as a dict, nor the whole text twice) to hold a large repository's peak memory down
+            pieces = [b"["]
+            for text in texts:
+                if len(pieces) > 1:
+                    pieces.append(b",")
+                pieces.append(text.encode("utf-8"))
+            pieces.append(b"]")
+            return pieces
+
+        return {
+            "analyzer_versions": [canonical_json(analyzer_versions()).encode("utf-8")],
+            "config_hash": [canonical_json(self.config_hash).encode("utf-8")],
+            "coverage": [canonical_json(self.coverage).encode("utf-8")],
+            "entities": items(canonical_json(e.to_json()) for e in self.entities.values()),
+            "relations": items(canonical_json(relation_json(r, self.hashes)) for r in self.relations),
+            "schema_version": [canonical_json(SCHEMA_VERSION).encode("utf-8")],
+        }
+
+    @staticmethod
+    def _object(parts: dict[str, list[bytes]]) -> Iterator[bytes]:
+        """A JSON object of pre-serialised members, in sorted key order, as pieces."""
+        yield b"{"
+        for index, key in enumerate(sorted(parts)):
+            yield (b"," if index else b"") + b'"' + key.encode("utf-8") + b'":'
+            yield from parts[key]
+        yield b"}"
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the canonical JSON of every member except `content_hash` and `coverage.reuse`."""
+        if self._content_hash is None:
+            digest = hashlib.sha256()
+            for piece in self._object(self._serialised()):  # transient unless chunks() holds them
+                digest.update(piece)
+            self._content_hash = digest.hexdigest()
+        return self._content_hash
+
+    def chunks(self) -> Iterator[bytes]:
+        """The artifact as pieces of UTF-8: canonical JSON plus `content_hash` and `coverage.reuse` (one line,
+        sorted keys). Written piece by piece, a large snapshot is never held as one string."""
+        self._parts = self._serialised()
+        parts = dict(self._parts)
+        parts["content_hash"] = [canonical_json(self.content_hash).encode("utf-8")]
+        parts["coverage"] = [canonical_json({**self.coverage, "reuse": self.reuse}).encode("utf-8")]
+        yield from self._object(parts)
+        yield b"\n"
+        self._parts = None
+
+    def to_json(self) -> str:
+        return b"".join(self.chunks()).decode("utf-8")
+
+    def to_json_obj(self) -> dict[str, Any]:
+        return json.loads(self.to_json())
+
+    def counts(self) -> tuple[Counter[str], Counter[str]]:
+        return Counter(e.kind for e in self.entities.values()), Counter(r.kind for r in self.relations)
+
+
+def classification(path: str, frontmatter: dict[str, str], agent_root: str | None) -> str:
+    """Frontmatter `audience` (or a `type` that names an audience) wins over the path heuristic."""
+    audience = (frontmatter.get("audience") or "").strip().lower()
+    if audience in AUDIENCES:
+        return audience
+    kind = (frontmatter.get("type") or "").strip().lower()
+    if kind in AUDIENCES:
+        return kind
+    root = (agent_root or "docs/for-agents").strip("/")
+    if path.startswith(root + "/"):
+        return "agent"
+    if path.startswith("docs-archive/"):
+        return "archive"
+    if path.startswith("docs/"):
+        return "human"
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    if stem in PROJECT_FILES:
+        return "project"
+    return "unclassified"
+
+
+def build_snapshot(ws: Workspace) -> Snapshot:
+    u = ws.universe
+    layout = u.layout
+    assert layout is not None
+    config = ws.config
+    entities: dict[str, Entity] = {}
+    relations: list[Relation] = []
+    hashes: dict[str, str] = {}
+    agent_root = config.corpus.agent.root
+
+    for path, facts in u.documents.items():
+        hashes[path] = facts.content_hash
+        resolution = ws.documents.get(path)
+        frontmatter = dict(facts.frontmatter)
+        data: dict[str, Any] = {
+            "headings": [{"level": h.level, "text": h.text, "slug": h.slug, "line": h.line}
+                         for h in facts.headings[:256]],
+            "frontmatter": frontmatter,
+            "word_count": facts.word_count,
+            "generated_regions": [{"start_line": r.start_line, "end_line": r.end_line, "hash": r.recorded_hash,
+                                   "computed_hash": r.computed_hash, "closed": r.closed} for r in facts.regions],
+            "language": facts.language,
+            "classification": classification(path, frontmatter, agent_root),
+        }
+        if resolution is not None:
+            if resolution.truncated:
+                data["evidence_truncated"] = True
+            ambiguous = [r for r in resolution.references if r.status == "ambiguous" and r.symbol]
+            if ambiguous:
+                by_symbol: dict[str, dict[str, Any]] = {}
+                for ref in ambiguous:
+                    entry = by_symbol.setdefault(ref.symbol or "", {
+                        "symbol": ref.symbol, "candidates": list(ref.candidates[:32]),
+                        "candidate_count": len(ref.candidates), "lines": []})
+                    if ref.span.line not in entry["lines"]:
+                        entry["lines"].append(ref.span.line)
+                data["ambiguous_symbols"] = [by_symbol[k] for k in sorted(by_symbol)][:64]
+        entities[entity_id(DOCUMENT, path)] = Entity(
+            entity_id(DOCUMENT, path), DOCUMENT, path, facts.title or path.rsplit("/", 1)[-1],
+            facts.summary, facts.content_hash, data=data)
+
+    externals: set[str] = set()
+    for path, module_facts in u.modules.items():
+        hashes[path] = module_facts.content_hash
+        module_resolution = ws.modules.get(path)
+        targets = {id(o.imp): o.target for o in module_resolution.imports} if module_resolution else {}
+        area = layout.module_area.get(path)
+        package = layout.package_of(path)
+        data = {
+            "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
+                         **({"source": e.source} if e.source else {})} for e in module_facts.exports],
+            "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
+                         "target": targets.get(id(i))} for i in module_facts.imports],
+            "area": entity_id(AREA, area) if area else None,
+            "package": package.id if package else None,
+        }
+        if module_facts.parse_errors:
+            data["parse_errors"] = module_facts.parse_errors
+        entities[entity_id(MODULE, path)] = Entity(
+            entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, module_facts.content_hash, data=data)
+        if module_resolution:
+            for relation in module_resolution.relations:
+                if relation.target.startswith(EXTERNAL + ":"):
+                    externals.add(relation.target)
+
+    for info in layout.packages.values():
+        package_facts = info.facts
+        if package_facts is not None:
+            hashes[package_facts.path] = package_facts.content_hash
+        data = {"directory": info.directory, "manifest": info.manifest,
+                "scripts": dict(package_facts.scripts) if package_facts else {},
+                "package_manager": package_facts.package_manager if package_facts else None}
+        entities[info.id] = Entity(info.id, PACKAGE, info.directory, info.name, None,
+                                   package_facts.content_hash if package_facts else None, data=data)
+
+    for area in layout.areas.values():
+        entities[area.id] = Entity(area.id, AREA, area.path, area.name, None, None, data={
+            "package": area.package_id, "parent": area.parent_id, "ownership_id": area.ownership_id,
+            "module_count": len(area.modules)})
+
+    for external in sorted(externals):
+        entities[external] = Entity(external, EXTERNAL, None, split_id(external)[1])
+
+    for intent in config.intents:
+        eid = entity_id(INTENT, intent.id)
+        entities[eid] = Entity(eid, INTENT, intent.paths[0] if intent.paths else None, intent.title, intent.title,
+                               provenance="declared", confidence="declared", data={"paths": list(intent.paths)})
+    for change in config.changes:
+        eid = entity_id(CHANGE, change.id)
+        entities[eid] = Entity(eid, CHANGE, change.start_here, change.title, change.title, provenance="declared",
+                               confidence="declared", data={"related_packages": list(change.related_packages)})
+
+    # relations observed in files
+    for resolution in ws.documents.values():
+        relations.extend(resolution.relations)
+    for module_resolution in ws.modules.values():
+        relations.extend(module_resolution.relations)
+    relations.extend(_containment(ws))
+    relations.extend(_ownership_covers(ws, hashes))
+    relations = _merge(relations)
+
+    coverage = _coverage(ws)
+    entities = dict(sorted(entities.items()))
+    return Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
+
+
+def _merge(relations: list[Relation]) -> list[Relation]:
+    """One relation per (source, kind, target, discriminator); evidence unioned in order."""
+    merged: dict[tuple[str, str, str, str], Relation] = {}
+    for relation in relations:
+        key = relation.key
+        existing = merged.get(key)
+        if existing is None:
+            merged[key] = relation
+        else:
+            evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:MAX_EVIDENCE]
+            merged[key] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
+                                   existing.provenance, existing.metadata, existing.symbol)
+    return [merged[k] for k in sorted(merged)]
+
+
+def _containment(ws: Workspace) -> list[Relation]:
+    layout = ws.universe.layout
+    assert layout is not None
+    out: list[Relation] = []
+    for area in layout.areas.values():
+        if area.parent_id:
+            out.append(Relation(area.parent_id, area.id, "contains", ()))
+        elif area.package_id:
+            out.append(Relation(area.package_id, area.id, "contains", ()))
+        for module in area.modules:
+            out.append(Relation(area.id, entity_id(MODULE, module), "contains", ()))
+    for module in ws.universe.modules:
+        if module not in layout.module_area:
+            package = layout.package_of(module)
+            if package is not None:
+                out.append(Relation(package.id, entity_id(MODULE, module), "contains", ()))
+    for document in ws.universe.documents:
+        area = layout.area_of(document)
+        if area is not None:
+            out.append(Relation(area.id, entity_id(DOCUMENT, document), "contains", ()))
+        else:
+            package = layout.package_of(document)
+            if package is not None:
+                out.append(Relation(package.id, entity_id(DOCUMENT, document), "contains", ()))
+    return out
+
+
+def _ownership_covers(ws: Workspace, hashes: dict[str, str]) -> list[Relation]:
+    """An ownership record's agent document covers the unit at the record's path."""
+    layout = ws.universe.layout
+    assert layout is not None
+    out = []
+    for record in ws.config.ownership:
+        if not record.agent_doc:
+            continue
+        doc = record.agent_doc.removeprefix("./")
+        if doc not in ws.universe.documents:
+            continue
+        target = ws.entity_for_path(record.path)
+        if target is None:
+            continue
+        line = ws.config_line(f'"{record.id}"')
+        evidence = (Evidence("doc-bridge.config.json", line, 0, line, 0),) if line is not None else ()
+        out.append(Relation(entity_id(DOCUMENT, doc), target, "covers", evidence, "declared", "declared",
+                            (("ownership", record.id),)))
+    return out
+
+
+def _coverage(ws: Workspace) -> dict[str, Any]:
+    analyzed = Counter(type(f).kind for f in ws.facts.values())
+    present = ws.present
+    skipped = sorted(ws.skipped.items())
+    unresolved = Counter()
+    notes: list[dict[str, Any]] = []
+    parsed_with_errors = 0
+    for resolution in ws.documents.values():
+        for ref in resolution.references:
+            if ref.status in ("broken", "outside-root"):
+                unresolved["links"] += 1
+            elif ref.status == "anchor-missing":
+                unresolved["anchors"] += 1
+            elif ref.status == "unresolved" and ref.origin == "code":
+                unresolved["mentions"] += 1
+            elif ref.status == "unresolved":
+                unresolved["declarations"] += 1
+            elif ref.status == "ambiguous":
+                unresolved["ambiguous_symbols"] += 1
+        for scope, reason in resolution.notes:
+            notes.append({"scope": scope, "reason": reason})
+    for module_resolution in ws.modules.values():
+        missing = [o for o in module_resolution.imports if o.status == "unresolved"]
+        if missing:
+            unresolved["imports"] += len(missing)
+            specifiers = ", ".join(sorted({o.imp.specifier for o in missing})[:8])
+            notes.append({"scope": f"imports:{module_resolution.path}",
+                          "reason": f"{len(missing)} relative import(s) match no scanned module: {specifiers}."})
+        facts = ws.universe.modules.get(module_resolution.path)
+        if facts is not None and facts.parse_errors:
+            parsed_with_errors += 1
+            notes.append({"scope": f"parse-errors:{module_resolution.path}",
+                          "reason": f"{facts.parse_errors} syntax error(s) the parser recovered from; exports "
+                                    f"after them may be missing."})
+        if facts is not None and facts.dynamic_unanalyzed:
+            notes.append({"scope": f"dynamic-imports:{module_resolution.path}",
+                          "reason": f"{facts.dynamic_unanalyzed} dynamic import(s) with a computed specifier "
+                                    f"were not analyzed."})
+    for path, facts in ws.facts.items():  # a manifest that cannot be read is used as if it were absent
+        if type(facts).kind in ("package-manifest", "tsconfig") and facts.issues:
+            issue = facts.issues[0]
+            notes.append({"scope": f"invalid-json:{path}",
+                          "reason": f"{issue.message} Its contents are not used "
+                                    f"({issue.code}, line {issue.line + 1})."})
+    if not ws.universe.manifests:
+        notes.append({"scope": "packages", "reason": "No package.json was found; areas are computed from the "
+                                                      "repository root and no package entity exists."})
+    roles: Counter[str] = Counter()
+    generated: list[dict[str, str]] = []
+    for path in sorted(ws.universe.modules.keys()):
+        role, reason = ws.universe.role_of(path)
+        roles[role] += 1
+        if role == "generated":
+            generated.append({"path": path, "reason": reason})
+    notes.sort(key=lambda n: n["scope"])
+    coverage: dict[str, Any] = {
+        "files": {"seen": len(present) + sum(1 for p, r in skipped
+                                             if p not in present and r != INVALID_IGNORE_PATTERN),
+                  "analyzed": sum(analyzed.values()), "by_kind": dict(sorted(analyzed.items())),
+                  "parsed_with_errors": parsed_with_errors},
+        "skipped": [{"path": p, "reason": r} for p, r in skipped],
+        "skipped_by_reason": dict(sorted(Counter(r for _, r in skipped).items())),
+        "unresolved": dict(sorted(unresolved.items())),
+        "notes": notes[:MAX_NOTES],
+        # what part each module plays (docbridge.engine.discovery.roles): only library source makes structural findings
+        "roles": dict(sorted(roles.items())),
+        "generated": generated[:MAX_NOTES],
+    }
+    if len(notes) > MAX_NOTES:
+        coverage["notes_truncated"] = len(notes) - MAX_NOTES
+    return coverage
+
+
+SNAPSHOT: ViewKey[Snapshot] = ViewKey("snapshot")
+
+
+def snapshot_of(state: ModelState) -> Snapshot:
+    """The snapshot of a state, built once per state."""
+    state = resolved(state)
+    return state.view(SNAPSHOT, built(lambda: build_snapshot(state)))
+
+
+__all__ = ["SNAPSHOT", "Entity", "Snapshot", "build_snapshot", "classification", "snapshot_of"]

@@ -1,0 +1,1 @@
+"""What the tests share: a view of the installed package for the static checks, positions, one JSON-RPC codec."""
