@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_fixture, path_without, shared_pip_cache
+from support.checkout import checkout_copy
 
 README = REPO / "README.md"
 TIMEOUT = 900
@@ -54,18 +55,6 @@ class Machine:
                               timeout=TIMEOUT, check=False)
 
 
-def _checkout_copy(target: Path) -> None:
-    """The files of this checkout that git knows or would add (no .venv, caches or build output)."""
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True).stdout.decode("utf-8").split("\0")
-    for name in filter(None, listed):
-        source = REPO / name
-        if source.is_file():
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination)
-
-
 def _fresh_environment(home: Path, tool_bin: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("DOCBRIDGE_", "XDG_", "PIPX_", "VIRTUAL_ENV", "PYTHON"))}
@@ -90,7 +79,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Machine:
                    check=True, timeout=TIMEOUT, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     for tool in ("pipx", "pre-commit"):
         (tool_bin / tool).symlink_to(tools / "bin" / tool)
-    _checkout_copy(work / "doc-bridge")
+    checkout_copy(work / "doc-bridge")
     copy_fixture("statekit", work).rename(work / "your-project")
     env = _fresh_environment(home, tool_bin)
     steps = []

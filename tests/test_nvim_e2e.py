@@ -135,12 +135,10 @@ def _nvim() -> str:
     return nvim
 
 
-@pytest.fixture(scope="module")
-def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+def run_nvim(server: Path, tmp: Path) -> Run:
+    """The plugin's end-to-end script in headless Neovim against `server` (a docbridge-lsp), on a copy of
+    fixtures/acme under `tmp`; every check's outcome is in the returned report."""
     nvim = _nvim()
-    server = BIN / "docbridge-lsp"
-    assert server.is_file(), f"{server} does not exist: install the project into the venv (make test)"
-    tmp = tmp_path_factory.mktemp("nvim-e2e")
     root = copy_fixture("acme", tmp)
     report = tmp / "report.json"
     env = dict(os.environ)
@@ -173,6 +171,13 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     seconds = time.perf_counter() - started
     data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
     return Run(returncode, stdout, stderr, data, seconds, tmp)
+
+
+@pytest.fixture(scope="module")
+def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    server = BIN / "docbridge-lsp"
+    assert server.is_file(), f"{server} does not exist: install the project into the venv (make test)"
+    return run_nvim(server, tmp_path_factory.mktemp("nvim-e2e"))
 
 
 def test_nvim_is_available() -> None:
