@@ -1,0 +1,219 @@
+"""Priors: what the shape of a query and the kind and place of an entry say about whether the entry answers it,
+before the evidence is weighed. One row per prior.
+
+PRIORS are the multiplicative priors, the `prior` component: `lexical × prior × aboutness`, so they only scale
+evidence that exists. Each row is `(name, kinds, applies, factor, why, shown)`: the kinds of entry it is about,
+the predicate on a candidate of those kinds (the entry, the query's shape, its terms), the factor (a number, or a
+function of the candidate), the principle the prior encodes, and the text `--explain` lists for it (`{kind}`,
+`{kinds}` and `{variants}` are filled in). They apply in table order, which is the order `--explain` lists them
+in. Rows that exclude each other say so in their predicates (a question has one `QueryShape.form`).
+
+ADDITIVE_PRIORS are the components that are properties of the entry rather than evidence of the query:
+canonicality, audience fit and accepted agent signals, each its own component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from docbridge.engine.base.lexicon import has_token
+from docbridge.engine.base.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE
+from docbridge.engine.retrieval.project import DIRECTORY, Entry
+from docbridge.engine.retrieval.query_shape import QueryShape
+from docbridge.engine.views.graph import canonicality_boost
+
+if TYPE_CHECKING:
+    from docbridge.engine.retrieval.rank import Retriever
+
+UNITS = (AREA, PACKAGE, DIRECTORY)  # what one edits as a whole: a routing question's answers
+AGENT_AUDIENCES = ("agent", "human-and-agent")
+DECLARED_PAGE_FACTOR = 0.8
+DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
+DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
+TASK_PAGE = 1.2  # a page, for "how do I…" / "how to…": guides walk through tasks
+AUDIENCE_FIT = 25.0
+ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """One candidate as a prior reads it: the entry (and its position in the index), the query's shape and terms."""
+
+    index: Retriever
+    at: int
+    entry: Entry
+    shape: QueryShape
+    terms: list[str]
+    agent: bool = False  # the caller is an agent
+
+    def declares_code(self) -> bool:
+        return bool(self.index.symbol_sets(self.at)[1])
+
+    def title_covers_query(self) -> bool:
+        return len(self.terms) >= 2 and all(has_token(self.entry.title, t) for t in self.terms)
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    name: str
+    kinds: tuple[str, ...]  # the kinds of entry it is about (ANY: every kind)
+    applies: Callable[[Subject], bool]
+    factor: float | Callable[[Subject], float]
+    why: str  # the principle
+    shown: str  # what --explain says of it
+
+    def value(self, subject: Subject) -> float:
+        return self.factor(subject) if callable(self.factor) else self.factor
+
+
+@dataclass(frozen=True, slots=True)
+class AdditivePrior:
+    name: str
+    component: str
+    applies: Callable[[Subject], bool]
+    amount: Callable[[Subject], float]
+    why: str
+
+
+# ------------------------------------------------------------------------------------------------ predicates
+
+def partial_name(identifier: str, token: str) -> bool:
+    """`token` is part of a name: one of its dash-separated ends, or inside it with at most four letters more."""
+    if identifier == token or len(token) < 3:
+        return False
+    return identifier.startswith(token + "-") or identifier.endswith("-" + token) or (
+        token in identifier and len(identifier) <= len(token) + 4)
+
+
+def named_file(name: str, words: tuple[str, ...]) -> bool:
+    """A file name (without - and _) is one of the words or holds it, with at most four letters more (as
+    `partial_name` reads a name): `parser` for `parse`."""
+    return any(word in name and len(name) <= len(word) + 4 for word in words)
+
+
+def _part_of_name(s: Subject) -> bool:
+    return any(partial_name(identifier, token) for identifier in s.index.identifiers[s.at] for token in s.shape.words)
+
+
+def _file_named_for_mechanism(s: Subject) -> bool:
+    """(Only when no query word is part of its name: that prior already says the same.)"""
+    return bool(s.shape.file_words) and not _part_of_name(s) and named_file(s.index.file_name(s.at), s.shape.file_words)
+
+
+def _change_route(s: Subject) -> float:
+    return 1.4 * (1.6 if s.title_covers_query() else 1.0)
+
+
+def _canonical_copy(s: Subject) -> float:
+    return 1 + min(0.3, 0.1 * s.entry.variants)
+
+
+# ------------------------------------------------------------------------------------------------ the table
+
+ANY: tuple[str, ...] = ()  # a prior for entries of every kind
+
+PRIORS: tuple[Prior, ...] = (
+    Prior("agent-audience", ANY, lambda s: s.entry.audience in AGENT_AUDIENCES, 1.15,
+          "documentation written for agents is curated for them: the better entry point to the same evidence",
+          "written for agents"),
+    Prior("part-of-name", ANY, _part_of_name, 1.2,
+          "an entry whose name (alias, ownership id) holds a word of the query is about that word",
+          "a query word is part of its name"),
+    Prior("file-named-for-mechanism", (MODULE,), _file_named_for_mechanism, 1.2,
+          "code is named after what it does: the module whose file a question's word names holds the mechanism",
+          "a query word is its file name or part of it, for a question about how something is implemented"),
+    Prior("routing-ownership-record", ANY, lambda s: s.shape.routing and bool(s.entry.ownership_id), 1.1,
+          "a routing question asks who owns a thing and where to edit it: an ownership record says so",
+          "an ownership record, for a routing question"),
+    Prior("routing-unit", UNITS, lambda s: s.shape.routing, 1.4,
+          "a routing question is answered by the unit one edits (package, area, directory), not prose about it",
+          "a {kind}, for a routing question"),
+    Prior("routing-unit-of-kind-named", UNITS, lambda s: s.shape.routing and s.entry.kind in s.shape.kinds_named, 1.3,
+          "a question that names the kind of unit it wants is answered by a unit of that kind",
+          "the question asks for a {kind}"),
+    Prior("routing-module", (MODULE,), lambda s: s.shape.routing, 1.1,
+          "a module is a place one edits too, nearer a routing answer than a page",
+          "a module, for a routing question"),
+    Prior("routing-file-for-unit-question", (MODULE, DOCUMENT), lambda s: s.shape.routing and bool(s.shape.kinds_named),
+          0.6, "a question that asks for a package or an area is not answered by one file",
+          "a {kind}, for a question that asks for a {kinds}"),
+    Prior("route-title-covers-query", (INTENT,), lambda s: s.title_covers_query(), 1.6,
+          "a configured route whose title says all of the query is the answer written for it",
+          "the route's title covers the whole query"),
+    Prior("change-route-for-change", (CHANGE,), lambda s: s.shape.asks_change, _change_route,
+          "a change route answers a request to change something (more when its title covers the request)",
+          "a change route, for a request to change something"),
+    Prior("change-route-otherwise", (CHANGE,), lambda s: not s.shape.asks_change, 0.15,
+          "for an ordinary question a change route stays reachable when nothing better matches, without crowding "
+          "the answers", "a change route, for a query that asks no change"),
+    Prior("module-for-name", (MODULE,), lambda s: s.shape.form == "name", 1.15,
+          "a symbol or a path names code: the module is the thing named",
+          "a module, for a symbol- or path-shaped query"),
+    Prior("page-for-declared-name", (DOCUMENT,), lambda s: s.shape.form == "name" and s.shape.declared,
+          DECLARED_PAGE_FACTOR,
+          "a name a module declares is answered by its declaration; pages about it (even one named after it) "
+          "follow", DECLARED_PAGE_WHY),
+    Prior("module-for-implementation", (MODULE,), lambda s: s.shape.form == "implementation" and s.declares_code(),
+          1.3, "how something works is answered by the code that declares the mechanism",
+          "a module that declares code, for a question about how something is implemented"),
+    Prior("document-for-sentence", (DOCUMENT,), lambda s: s.shape.form == "sentence", 1.15,
+          "a sentence asks for an explanation, which documents give",
+          "a document, for a sentence"),
+    Prior("document-for-phrase", (DOCUMENT,), lambda s: s.shape.form == "phrase", 1.15,
+          "two plain words (not an identifier, not a path) are a topic, not a name: a page explains it",
+          "a document, for a phrase of plain words"),
+    Prior("page-for-task", (DOCUMENT,), lambda s: s.shape.asks_task, TASK_PAGE,
+          "guides walk through tasks: a question that asks how to do something is answered by a page",
+          "a page, for a question that asks how to do something"),
+    Prior("directory-for-content", (DIRECTORY,), lambda s: not s.shape.routing and not s.shape.code_shaped, 0.7,
+          "a directory's only text is its name: a question about content is rarely answered by the folder",
+          "a directory, for a question about content"),
+    Prior("canonical-copy", ANY, lambda s: bool(s.entry.variants), _canonical_copy,
+          "the copy of a page its variants point to stands for all of them",
+          "the canonical copy of a page with {variants} variants"),
+    Prior("peripheral", ANY, lambda s: s.entry.surface == "peripheral" and not s.shape.asks_peripheral, 0.5,
+          "tests, fixtures, examples and playgrounds (and forms to fill in) illustrate or exercise the code: they "
+          "answer a query that asks for them",
+          "under a test, fixture, example or playground directory, or a form to fill in"),
+)
+
+
+@cache
+def priors_for(kind: str) -> tuple[Prior, ...]:
+    """The rows of PRIORS for entries of a kind, in table order."""
+    return tuple(row for row in PRIORS if not row.kinds or kind in row.kinds)
+
+
+ADDITIVE_PRIORS: tuple[AdditivePrior, ...] = (
+    AdditivePrior("canonicality", "canonicality", lambda s: True,
+                  lambda s: canonicality_boost(s.entry.pagerank - s.index.rank_floor, len(s.index.entries)),
+                  "what the repository's pages link to and cover is central (PageRank, log-scaled): a tie-breaker"),
+    AdditivePrior("audience-fit", "audienceFit", lambda s: s.agent and s.entry.audience in AGENT_AUDIENCES,
+                  lambda s: AUDIENCE_FIT, "an agent that asks gets the documentation written for agents first"),
+    AdditivePrior("accepted-agent-signals", "acceptedAgentSignals", lambda s: True,
+                  lambda s: round(s.entry.agent_signal * ACCEPTED_SIGNALS_WEIGHT, 6),
+                  "an accepted enrichment (rank hint, canonical marker) is a reviewer's word on the entry"),
+)
+
+
+def prior(subject: Subject, reasons: list[str]) -> float:
+    """The product of the priors that apply, each listed in `reasons`."""
+    value = 1.0
+    for row in priors_for(subject.entry.kind):
+        if row.applies(subject):
+            factor = row.value(subject)
+            value *= factor
+            reasons.append(f"prior ×{factor:g}: " + row.shown.format(
+                kind=subject.entry.kind, kinds="/".join(sorted(subject.shape.kinds_named)),
+                variants=subject.entry.variants))
+    return value
+
+
+def additive_priors(subject: Subject, components: dict[str, float]) -> None:
+    for row in ADDITIVE_PRIORS:
+        if row.applies(subject):
+            components[row.component] = row.amount(subject)
+

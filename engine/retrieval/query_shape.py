@@ -1,0 +1,221 @@
+"""Reading a query before ranking: its words, whether it names one thing, and what kind of answer it asks for.
+
+The patterns and word lists (English and Portuguese) are data, `engine/data/query-shape.toml`; this module
+compiles them and applies them to a query. A query's shape is a pure function of its text; whether a module
+declares the name it is (`QueryShape.declared`) is the one fact the index adds (docbridge.engine.retrieval.identity).
+
+What a query is read as:
+- a *name* (`naming`: at most two words; `whole`: the query as one name or path): identity applies per word;
+- *code-shaped* (one word shaped like a symbol or a path), an *identifier* (camelCase, snake_case);
+- a *routing question* ("where do I change…", "who owns…"): the words that make it one say what kind of answer
+  is wanted, not what it is about, so they set the priors and are not matched as text, and neither are their
+  glossary readings;
+- a question about an *implementation* ("how does X decide…", "where is X implemented"), a *task* ("how do I…",
+  "how to…"), a *sentence* (three or more words that are not stopwords), a *phrase* (two plain words);
+- asking for a change, for examples and fixtures, or for a kind of unit ("which package…").
+
+The glossary (`docbridge.engine.base.lexicon.translations`) adds its readings of the query's words at reduced
+weights (READING_BOOST), a word with several readings sharing one word's weight among them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens, singularize, tokens, translations
+from docbridge.engine.base.model import AREA, PACKAGE
+from docbridge.engine.retrieval.project import DIRECTORY
+
+_DATA_FILE = Path(__file__).parent.parent / "data" / "query-shape.toml"  # engine/data
+_UNIT_KINDS = frozenset({PACKAGE, AREA, DIRECTORY})
+
+TYPO_BOOST = 0.7
+# a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
+# as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
+# page it wants is rarely the page it wants)
+READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "related": TYPO_BOOST, "en-pt": 0.3}
+
+
+# ------------------------------------------------------------------------------------------------ the data
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """engine/data/query-shape.toml, compiled: patterns by name, word sets by name, and the unit kinds a word names."""
+
+    patterns: dict[str, re.Pattern[str]]
+    words: dict[str, frozenset[str]]
+    kinds: dict[str, frozenset[str]]  # folded word -> the unit kinds it names ("package": {package})
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    data: dict[str, Any] = tomllib.loads(_DATA_FILE.read_text(encoding="utf-8"))
+    fragments = {name: "(" + "|".join(parts) + ")" for name, parts in data.get("fragment", {}).items()}
+    patterns: dict[str, re.Pattern[str]] = {}
+    for name, spec in data["pattern"].items():
+        source = "|".join(spec["any"])
+        for fragment, text in fragments.items():
+            source = source.replace("{" + fragment + "}", text)
+        patterns[name] = re.compile(source, re.I if spec.get("ignore_case", True) else 0)
+    words = {name: frozenset(spec.get("en", "").split()) | frozenset(spec.get("pt", "").split())
+             for name, spec in data["words"].items()}
+    kinds: dict[str, frozenset[str]] = {}
+    for spec in data["kinds"].values():
+        named = frozenset(spec["kinds"])
+        if not named <= _UNIT_KINDS:
+            raise ValueError(f"{_DATA_FILE}: unknown unit kinds {sorted(named - _UNIT_KINDS)}")
+        for word in (spec.get("en", "") + " " + spec.get("pt", "")).split():
+            kinds[word] = kinds.get(word, frozenset()) | named
+    return Vocabulary(patterns, words, kinds)
+
+
+def pattern(name: str) -> re.Pattern[str]:
+    return vocabulary().patterns[name]
+
+
+# ------------------------------------------------------------------------------------------------ the shape
+
+@dataclass(frozen=True, slots=True)
+class QueryShape:
+    """What a query is, read once: its words, whether it names one thing, what kind of answer it asks."""
+
+    query: str
+    words: tuple[str, ...]  # folded, singular
+    naming: bool  # at most two words: per-word identity applies
+    whole: str  # the whole query as a name or path
+    routing: bool  # who owns something, where to change it: a unit one edits answers it
+    asks_change: bool  # asks for a change (a change route answers it)
+    code_shaped: bool  # one word shaped like a symbol or a path
+    symbol_shaped: bool  # one word shaped like a symbol, not a path
+    identifier: bool  # one word written as code (camelCase, snake_case), not a path
+    asks_implementation: bool  # how something works, where it is implemented: the mechanism
+    asks_task: bool  # "how do I…", "how to…": a page walks through it
+    asks_peripheral: bool  # the query asks about examples, fixtures or playgrounds
+    kinds_named: frozenset[str]  # unit kinds the question names ("which package…")
+    sentence: bool  # three or more words that are not stopwords, not a routing question
+    phrase: bool  # two plain words (no identifier, no path), not a routing question
+    compounds: frozenset[str]  # two adjacent words written as one name ("user profile": userprofile)
+    form: str  # "name", "implementation", "sentence", "phrase" or "": which decides between a module and a page
+    file_words: tuple[str, ...] = ()  # an implementation question's words that may name a module's file
+    declared: bool = False  # the index: a module outside tests and examples declares the name the query is
+
+
+@dataclass(frozen=True, slots=True)
+class QueryReading:
+    """A query read for ranking: its shape, the words it said, the tokens matched as text, and the glossary's
+    readings of it."""
+
+    shape: QueryShape
+    said: list[str]  # the query's words as written
+    terms: list[str]  # the tokens matched as text (a routing question's routing words left out)
+    added: dict[str, float] = field(default_factory=dict)  # tokens the glossary adds -> their weight
+    protected: set[str] = field(default_factory=set)  # words the glossary knows: not typos
+    translated: dict[str, str] = field(default_factory=dict)  # glossary readings: source -> target
+
+
+def read_query(query: str, terms: list[str]) -> QueryReading:
+    """Read a query (whose tokens are `terms`) for ranking."""
+    stripped = query.strip()
+    said = raw_tokens(query)
+    one_word = len(said) == 1
+    path_shaped = bool(pattern("path").search(stripped))
+    code_shaped = one_word and bool(pattern("symbol").search(stripped) or path_shaped)
+    # an identifier or a path names a thing: it is not read through the glossary
+    readings = [] if code_shaped else translations(query)
+    routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped))
+    answer: set[str] = set()  # the tokens that say what kind of answer is wanted
+    if routing or pattern("asking").match(stripped):
+        words = vocabulary().words
+        answer_words = (words["routing"] | words["implement"]) if routing else words["implement"]
+        answer = set(tokens(" ".join(w for w in said if fold(w) in answer_words)))
+        if any(t not in answer for t in terms):
+            # they set the priors and are not matched as text, and neither are their readings (`change`:
+            # `mudança`, `package`: `pacote`)
+            readings = [r for r in readings if not all(fold(w) in answer_words for w in raw_tokens(r.source))]
+    translated = {r.source: r.target for r in readings}
+    added: dict[str, float] = {}
+    for reading in readings:
+        # one word of the query reads as one word's weight, shared by its alternatives, so a word with many
+        # readings does not outweigh the words around it
+        targets = tokens(reading.target, unique=True)
+        for token in targets:
+            added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
+    if answer:
+        terms = [t for t in terms if t not in answer] or terms
+        added = {t: weight for t, weight in added.items() if t not in answer}
+    shape = shape_of(query, said, routing=routing, code_shaped=code_shaped, path_shaped=path_shaped)
+    return QueryReading(shape, said, terms, added, set(tokens(" ".join(translated))), translated)
+
+
+def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, path_shaped: bool) -> QueryShape:
+    """The shape of a query whose words are `said` (what `read_query` has read of it already: whether it is a
+    routing question, one word shaped like code, shaped like a path)."""
+    stripped = query.strip()
+    one_word = len(said) == 1
+    words = tuple(singularize(fold(w)) for w in said)
+    plain = sum(1 for w in words if w not in STOPWORDS)
+    sentence = not routing and plain >= 3
+    identifier, path = pattern("identifier"), pattern("path")
+    implementation = bool(pattern("implementation").search(stripped))
+    phrase = not routing and not sentence and plain == 2 and not any(
+        identifier.search(w) or path.search(w) for w in said)
+    kinds = vocabulary().kinds
+    return QueryShape(
+        query=query, words=words, naming=len(said) <= 2,
+        whole=fold(stripped).removesuffix("()").removeprefix("./").rstrip("/"),
+        routing=routing, asks_change=bool(pattern("change").search(query)), code_shaped=code_shaped,
+        symbol_shaped=code_shaped and not path_shaped,
+        identifier=one_word and not path_shaped and bool(identifier.search(stripped)),
+        asks_implementation=implementation, asks_task=bool(pattern("task").search(stripped)),
+        asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
+        kinds_named=frozenset(k for w in said for k in kinds.get(fold(w), ())),
+        sentence=sentence, phrase=phrase, compounds=compounds(said),
+        form=form(code_shaped, implementation, sentence, phrase),
+        file_words=tuple(w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS)
+        if implementation else ())
+
+
+def form(code_shaped: bool, implementation: bool, sentence: bool, phrase: bool) -> str:
+    """The form that decides between a module and a page, by precedence: "name" (a symbol or a path),
+    "implementation" (how something works), "sentence", "phrase", or "" (none of them)."""
+    if code_shaped:
+        return "name"
+    if implementation:
+        return "implementation"
+    if sentence:
+        return "sentence"
+    return "phrase" if phrase else ""
+
+
+def compounds(words: list[str]) -> frozenset[str]:
+    """Each two adjacent words of the query, neither a stopword, written as one name (the second also
+    singular): a name written as one word is said as two (`user profile` -> userprofile)."""
+    folded = [fold(w) for w in words]
+    found: set[str] = set()
+    for first, second in pairwise(folded):
+        if first in STOPWORDS or second in STOPWORDS or not first.isalnum() or not second.isalnum() \
+                or len(first) < 2 or len(second) < 2:
+            continue
+        found.update((first + second, first + singularize(second)))
+    return frozenset(found)
+
+
+def word_shares(words: list[str], corrected: dict[str, str]) -> dict[str, float]:
+    """Per query token, the share of its word's weight it carries: 1 for a plain word or a path, 1/n for
+    each of the n tokens a compound identifier expands to (the whole and its parts); a corrected word's
+    replacement carries what the word did. A word the query says weighs once: its parts do not count it again."""
+    shares: dict[str, float] = {}
+    for word in words:
+        if "/" in word:
+            continue  # a path says several names (its folders and its file), each weighing a word
+        expanded = tokens(word, unique=True)
+        for token in expanded:
+            token = corrected.get(token, token)
+            shares[token] = max(shares.get(token, 0.0), 1 / len(expanded))
+    return shares
