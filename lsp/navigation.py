@@ -106,7 +106,7 @@ def register(server: DocBridgeServer) -> None:
             target = await ls.full(target)
         return None
 
-    hover.fast = fast(_hover)  # type: ignore[attr-defined]  # as above
+    hover.fast = fast(_hover)  # type: ignore[attr-defined]  # the fast path the protocol looks for on handlers
 
     @server.feature(T.TEXT_DOCUMENT_REFERENCES)
     @safely(list)
@@ -117,7 +117,7 @@ def register(server: DocBridgeServer) -> None:
         target = await ls.full(target)  # references come from every document: the full model
         return _references(ls, target, params) if target is not None else []
 
-    references.fast = fast(_references, list)  # type: ignore[attr-defined]  # as above
+    references.fast = fast(_references, list)  # type: ignore[attr-defined]  # the fast path the protocol looks for on handlers
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_LINK)
     @safely(list)
@@ -125,7 +125,7 @@ def register(server: DocBridgeServer) -> None:
         target = await ls.target(params.text_document.uri)
         return _links(ls, target, params) if target is not None else []
 
-    document_links.fast = fast(_links, list)  # type: ignore[attr-defined]  # as above
+    document_links.fast = fast(_links, list)  # type: ignore[attr-defined]  # the fast path the protocol looks for on handlers
 
     @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @safely(list)

@@ -12,6 +12,12 @@ LOG_LEVELS = {"error": T.MessageType.Error, "warning": T.MessageType.Warning, "i
               "debug": T.MessageType.Log}
 
 
+def _section(raw: dict[Any, Any], key: str) -> dict[Any, Any]:
+    """`raw[key]` if it is an object, else an empty one (the section's settings keep their defaults)."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 @dataclass(slots=True)
 class Settings:
     diagnostics_enabled: bool = True
@@ -30,7 +36,7 @@ class Settings:
         settings = cls()
         if not isinstance(raw, dict):
             return settings
-        diagnostics = raw.get("diagnostics") if isinstance(raw.get("diagnostics"), dict) else {}
+        diagnostics = _section(raw, "diagnostics")
         if isinstance(diagnostics.get("enabled"), bool):
             settings.diagnostics_enabled = diagnostics["enabled"]
         debounce = diagnostics.get("debounceMs")
@@ -38,20 +44,20 @@ class Settings:
             settings.debounce_ms = int(debounce)
         if isinstance(diagnostics.get("severity"), dict):
             settings.severity = {str(k): str(v) for k, v in diagnostics["severity"].items() if v in SEVERITIES}
-        lens = raw.get("codeLens") if isinstance(raw.get("codeLens"), dict) else {}
+        lens = _section(raw, "codeLens")
         if isinstance(lens.get("enabled"), bool):
             settings.code_lens = lens["enabled"]
-        completion = raw.get("completion") if isinstance(raw.get("completion"), dict) else {}
+        completion = _section(raw, "completion")
         items = completion.get("maxItems")
         if isinstance(items, int) and not isinstance(items, bool) and 0 < items <= 10_000:
             settings.completion_max_items = items
-        search = raw.get("search") if isinstance(raw.get("search"), dict) else {}
+        search = _section(raw, "search")
         warm = search.get("warmAfterMs")
         if isinstance(warm, (int, float)) and not isinstance(warm, bool) and 0 <= warm <= 3_600_000:
             settings.search_warm_after_ms = int(warm)
-        logging_ = raw.get("log") if isinstance(raw.get("log"), dict) else {}
-        if logging_.get("level") in LOG_LEVELS:
-            settings.log_level = logging_["level"]
+        level = _section(raw, "log").get("level")
+        if isinstance(level, str) and level in LOG_LEVELS:  # a list or an object is unhashable: not a level
+            settings.log_level = level
         approver = raw.get("approver")
         if isinstance(approver, str) and approver.strip():
             settings.approver = approver.strip()

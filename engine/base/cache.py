@@ -284,7 +284,7 @@ def _index_lines(body: bytes) -> dict[str, tuple[int, int]] | None:
 
 
 def facts_from_row(kind: str, row: list[Any]) -> FileFacts:
-    return FACT_CLASSES[kind].from_row(row)  # type: ignore[attr-defined]  # every facts class defines from_row
+    return FACT_CLASSES[kind].from_row(row)
 
 
 def cached_facts(path: str, kind: str, row: list[Any]) -> FileFacts | None:

@@ -274,6 +274,13 @@ class RegistryRole(_Model):
     command: str | None = None
 
 
+RegistryRoleName = Literal["curator", "reviewer", "adjudicator"]
+
+
+def _default_roles() -> dict[RegistryRoleName, RegistryRole]:
+    return {"curator": RegistryRole()}
+
+
 class RegistryConfig(_Model):
     """`intelligence.registry`: the enrichment agent. Nothing leaves the process unless `enabled`."""
 
@@ -282,8 +289,7 @@ class RegistryConfig(_Model):
     agent_version: str = Field(default="1", max_length=64)
     prompt_version: str = Field(default="1", min_length=1, max_length=64)
     command: str | None = None
-    roles: dict[Literal["curator", "reviewer", "adjudicator"], RegistryRole] = Field(
-        default_factory=lambda: {"curator": RegistryRole()})
+    roles: dict[RegistryRoleName, RegistryRole] = Field(default_factory=_default_roles)
     max_pack_bytes: int = Field(default=65536, ge=1024, le=4 * 1024 * 1024)
     agent_root: str | None = None
     timeout_seconds: float = Field(default=120.0, gt=0, le=3600)

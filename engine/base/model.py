@@ -11,8 +11,8 @@ CLI prints 1-based `line:col`, SARIF uses 1-based positions, the language server
 
 from __future__ import annotations
 
-import dataclasses
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -40,11 +40,11 @@ def weaker_confidence(a: str, b: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# Row codec: every dataclass below is stored as a list of its field values, nested dataclasses too.
+# Row codec: every dataclass below (each a slotted `Row`) is stored as a list of its field values, nested ones too.
 
 
 def to_row(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj):
+    if isinstance(obj, Row):
         return [to_row(getattr(obj, f)) for f in obj.__slots__]
     if isinstance(obj, tuple):
         return [to_row(x) for x in obj]
@@ -62,6 +62,9 @@ def _tupled(value: Any) -> Any:
     return value
 
 
+_Conversion = Callable[[Any], tuple[Any, ...]]  # a nested field's rows to a tuple of row instances
+
+
 class Row:
     """Mixin: `from_row` rebuilds an instance from `to_row` output.
 
@@ -69,18 +72,18 @@ class Row:
     conversion plan is computed once per class: rebuilding tens of thousands of facts is on the warm path.
     """
 
-    __slots__ = ()
-    _nested: ClassVar[dict[str, type]] = {}
+    __slots__: ClassVar[tuple[str, ...]] = ()
+    _nested: ClassVar[dict[str, type[Row]]] = {}
 
     @classmethod
-    def _conversions(cls) -> tuple[tuple[int, Any], ...]:
-        plan = cls.__dict__.get("_plan_cache")
+    def _conversions(cls) -> tuple[tuple[int, _Conversion | None], ...]:
+        plan: tuple[tuple[int, _Conversion | None], ...] | None = cls.__dict__.get("_plan_cache")
         if plan is None:
-            steps = []
+            steps: list[tuple[int, _Conversion | None]] = []
             for index, name in enumerate(cls.__slots__):
                 nested = cls._nested.get(name)
                 if nested is not None:
-                    steps.append((index, lambda v, c=nested: tuple(map(c.from_row, v))))
+                    steps.append((index, _rebuild_all(nested)))
                 else:
                     steps.append((index, None))
             plan = tuple(steps)
@@ -100,6 +103,11 @@ class Row:
                 # one copy of each name, kind and path however many facts repeat it (a tenth of the facts' memory)
                 values[index] = sys.intern(value)
         return cls(*values)
+
+
+def _rebuild_all(row_class: type[Row]) -> _Conversion:
+    """The conversion of a `_nested` field: each of its rows rebuilt as a `row_class`."""
+    return lambda rows: tuple(map(row_class.from_row, rows))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -151,7 +159,7 @@ class Relation(Row):
     provenance: str = "observed"
     metadata: tuple[tuple[str, Any], ...] = ()
     symbol: str = ""  # mentions-symbol: the symbol named (one relation per symbol)
-    _nested: ClassVar[dict[str, type]] = {"evidence": Evidence}
+    _nested: ClassVar[dict[str, type[Row]]] = {"evidence": Evidence}
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -280,7 +288,7 @@ class MarkdownFacts(Row):
     includes: tuple[str, ...] = ()  # documents included whole (`<!--@include: ./x.md-->`), as written
     builds: str = ""  # a directive by which the site adds content (and headings) at build time ('' when none)
     kind: ClassVar[str] = DOCUMENT
-    _nested: ClassVar[dict[str, type]] = {
+    _nested: ClassVar[dict[str, type[Row]]] = {
         "headings": Heading, "declarations": Declaration, "issues": Issue, "links": Link,
         "code_spans": CodeSpan, "regions": Region}
 
@@ -344,7 +352,7 @@ class ModuleFacts(Row):
     generated: str = ""  # the marker in its leading comment that says it is generated ('' when none)
     documented: int = 0  # exported declarations that carry a doc comment (`/** ... */`)
     kind: ClassVar[str] = MODULE
-    _nested: ClassVar[dict[str, type]] = {"exports": Export, "imports": Import}
+    _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -370,7 +378,7 @@ class PackageFacts(Row):
     subpaths: tuple[tuple[str, str], ...] = ()  # `exports` subpaths (`./tiny`) and the file each names first
     repository: str = ""  # `owner/name` of the manifest's `repository`, lowercase ('' when it names none)
     kind: ClassVar[str] = "package-manifest"
-    _nested: ClassVar[dict[str, type]] = {"issues": Issue}
+    _nested: ClassVar[dict[str, type[Row]]] = {"issues": Issue}
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -382,7 +390,7 @@ class TsconfigFacts(Row):
     extends: str | None
     issues: tuple[Issue, ...]
     kind: ClassVar[str] = "tsconfig"
-    _nested: ClassVar[dict[str, type]] = {"issues": Issue}
+    _nested: ClassVar[dict[str, type[Row]]] = {"issues": Issue}
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -397,6 +405,6 @@ class NavigationFacts(Row):
 
 
 FileFacts = MarkdownFacts | ModuleFacts | PackageFacts | TsconfigFacts | NavigationFacts
-FACT_CLASSES: dict[str, type] = {
+FACT_CLASSES: dict[str, type[Row]] = {
     DOCUMENT: MarkdownFacts, MODULE: ModuleFacts, "package-manifest": PackageFacts, "tsconfig": TsconfigFacts,
     "navigation": NavigationFacts}

@@ -188,7 +188,7 @@ def entity_hash(entity: Any) -> str:
 
 def expired_reason(entry: dict[str, Any], entities: dict[str, Any]) -> str | None:
     """Why an accepted entry no longer applies to the snapshot (None while it is live)."""
-    entity = entities.get(entry.get("entity"))
+    entity = entities.get(entry.get("entity", ""))  # no entity id is empty: a missing one finds nothing
     if entity is None:
         return "entity-gone"
     if entity_hash(entity) != entry.get("targetContentHash"):

@@ -189,9 +189,11 @@ def analyze_tsconfig(path: str, text: str, data: bytes | None = None) -> Tsconfi
     if not isinstance(config, dict):
         return TsconfigFacts(path, content_hash, None, (), None,
                              (_issue("TSCONFIG_INVALID", f"{path} must be a JSON object."),))
-    options = config.get("compilerOptions") if isinstance(config.get("compilerOptions"), dict) else {}
+    compiler_options = config.get("compilerOptions")
+    options = compiler_options if isinstance(compiler_options, dict) else {}
     base_url = options.get("baseUrl") if isinstance(options.get("baseUrl"), str) else None
-    paths_raw = options.get("paths") if isinstance(options.get("paths"), dict) else {}
+    paths_option = options.get("paths")
+    paths_raw = paths_option if isinstance(paths_option, dict) else {}
     paths = tuple(sorted(
         (pattern, tuple(t for t in targets if isinstance(t, str)))
         for pattern, targets in paths_raw.items() if isinstance(targets, list)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,7 @@ def _blank(line: str) -> bool:
     return not line.strip(" \t")
 
 
-def _reset_references(env: dict[str, Any], references: dict[str, dict[str, Any]],
+def _reset_references(env: MutableMapping[str, Any], references: dict[str, dict[str, Any]],
                       duplicates: list[dict[str, Any]]) -> None:
     env.pop("references", None)
     env.pop("duplicate_refs", None)
@@ -101,10 +102,13 @@ def _reset_references(env: dict[str, Any], references: dict[str, dict[str, Any]]
         env["duplicate_refs"] = duplicates
 
 
+_Definition = tuple[str | None, str | None, str | None, int]  # label, target, title, line from the start
+
+
 def _definitions(references: dict[str, dict[str, Any]], duplicates: list[dict[str, Any]], start: int,
-                 end: int) -> list[tuple[Any, ...]]:
+                 end: int) -> list[_Definition]:
     """The definitions made in lines [start, end): label, target, title and position from `start`."""
-    found = [(label, value.get("href"), value.get("title"), value["map"][0] - start)
+    found: list[_Definition] = [(label, value.get("href"), value.get("title"), value["map"][0] - start)
              for label, value in references.items() if start <= value["map"][0] < end]
     found += [(value.get("label"), value.get("href"), value.get("title"), value["map"][0] - start)
               for value in duplicates if start <= value["map"][0] < end]
@@ -137,7 +141,8 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> None:
     # a first line that could open front matter opens it wherever a closing line appears later
     whole_from_top = old_lines[0].startswith("---") and not (starts and tokens[starts[0]].type == "front_matter")
     for index in ([] if whole_from_top else starts):
-        end = tokens[index].map[1] if tokens[index].map else None
+        block_map = tokens[index].map
+        end = block_map[1] if block_map else None
         if end is None:
             break
         decider = end
@@ -151,14 +156,16 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> None:
 
     # a block of the previous parse, after the change and a blank line, where the parse can stop
     resume: int | None = None
+    resume_line = 0  # the first line of block `resume`, in the previous text
     # front matter closes at any later line: a parse from the top that may open it runs to the end
     may_open_front_matter = restart == 0 and lines[0].startswith("---")
     for block, index in enumerate([] if may_open_front_matter else starts):
-        first = tokens[index].map[0] if tokens[index].map else None
+        block_map = tokens[index].map
+        first = block_map[0] if block_map else None
         if first is None or block < kept:
             continue
         if first - 1 >= old_tail_start and first + shift > restart and _blank(old_lines[first - 1]):
-            resume = block
+            resume, resume_line = block, first
             break
 
     kept_references = {label: value for label, value in previous.references.items() if value["map"][1] <= restart}
@@ -168,7 +175,7 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> None:
     state.tokens.extend(prefix)
     parser = state.md.block
     if resume is not None:
-        stop_old = tokens[starts[resume]].map[0]
+        stop_old = resume_line
         stop = stop_old + shift
         before = (dict(block_state.env.get("references") or {}), list(block_state.env.get("duplicate_refs") or ()))
         parser.tokenize(block_state, restart, stop)
@@ -182,7 +189,7 @@ def _reparse(state: StateCore, previous: _Parse, lines: list[str]) -> None:
     parser.tokenize(block_state, restart, block_state.lineMax)
 
 
-def _added(env: dict[str, Any], before: tuple[dict[str, Any], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
+def _added(env: MutableMapping[str, Any], before: tuple[dict[str, Any], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
     references, duplicates = before
     now = env.get("references") or {}
     return ({label: value for label, value in now.items() if label not in references},

@@ -179,7 +179,7 @@ class Reference:
     def __post_init__(self) -> None:
         status = self.status
         if type(status) is not ReferenceStatus:  # a dictionary read, not Enum's call (300,000 per 10,000 documents)
-            self.status = _STATUS_OF.get(status) or ReferenceStatus(status)  # type: ignore[call-overload]  # a value, or raises
+            self.status = _STATUS_OF.get(status) or ReferenceStatus(status)
 
 
 _STATUS_OF: dict[str, ReferenceStatus] = {status.value: status for status in ReferenceStatus}
@@ -390,7 +390,7 @@ class _DocumentResolver:
             base = self.base_package(candidates, packages)
             if base is not None:
                 candidates = [base]
-        directories = {packages[c].directory if packages[c] is not None else "." for c in candidates}
+        directories = {p.directory if p is not None else "." for p in (packages[c] for c in candidates)}
         return candidates, len(directories) > 1
 
     def in_another_repository(self, named: str) -> bool:
@@ -694,8 +694,9 @@ class _DocumentResolver:
                              "links-to", anchor=anchor or None, line=reference.line, candidates=reference.candidates,
                              message=reference.message)
         line = None
-        if anchor and _LINE_ANCHOR.match(anchor):
-            line = int(re.match(r"L(\d+)", anchor).group(1)) - 1  # type: ignore[union-attr]  # the anchor matched `L\d+` above
+        line_anchor = _LINE_ANCHOR.match(anchor) if anchor else None
+        if line_anchor:
+            line = int(line_anchor.group(0)[1:]) - 1  # `L42`: line 42
         reference = self.path_reference(origin, span, href, target, line)
         return reference
 
@@ -1003,13 +1004,13 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
             if text_ref.relation and text_ref.target != reference.target:
                 references.append(text_ref)
     leading = [r.span for r in references if r.origin in ("link", "wiki") and r.status.navigable]
-    for span in facts.code_spans:
-        reference = Reference("code", span.span, span.text, ReferenceStatus.NONE) \
-            if span.literal or resolver.in_another_repository(span.elsewhere) \
-            else resolver.token(span.text, span.span, "code")
-        if reference.status in _UNSETTLED and any(_within(span.span, link) for link in leading):
+    for code_span in facts.code_spans:
+        reference = Reference("code", code_span.span, code_span.text, ReferenceStatus.NONE) \
+            if code_span.literal or resolver.in_another_repository(code_span.elsewhere) \
+            else resolver.token(code_span.text, code_span.span, "code")
+        if reference.status in _UNSETTLED and any(_within(code_span.span, link) for link in leading):
             # `` [`Router`](../routers/Router) ``: the link says which one is meant
-            reference = Reference("code", span.span, span.text, ReferenceStatus.NONE)
+            reference = Reference("code", code_span.span, code_span.text, ReferenceStatus.NONE)
         references.append(reference)
     references.extend(resolver.colocated())
     declared: list[tuple[str, str, str]] = []

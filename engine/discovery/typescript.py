@@ -261,8 +261,8 @@ class _Collector:
             if child.type == "export_clause":
                 if source_value is not None:
                     for spec in child.named_children:
-                        if spec.type == "export_specifier":
-                            alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                        if spec.type == "export_specifier" and alias is not None:  # the grammar requires a name
                             self.export(_text(alias), "re-export", alias, source_value,
                                         _text(spec.child_by_field_name("name")))
                 else:
@@ -378,6 +378,8 @@ class _Collector:
                     continue
                 local = spec.child_by_field_name("name")
                 alias = spec.child_by_field_name("alias") or local
+                if alias is None:  # the grammar requires a name: never taken
+                    continue
                 local_name = _text(local)
                 if local_name in self.imported:
                     self.export(_text(alias), "re-export", alias, self.imported[local_name],
@@ -445,7 +447,7 @@ def _self_description(grammar: _Grammar, root: Node) -> tuple[str | None, str]:
     and its message strings (literals with a space in them: errors, warnings, log lines, test names), in
     order, each once, up to PROSE_LIMIT characters; and the first sentence of a comment that opens the file
     as its summary."""
-    found = []
+    found: list[tuple[int, str, Node]] = []
     for name, nodes in QueryCursor(grammar.prose).captures(root).items():
         found.extend((node.start_byte, name, node) for node in nodes)
     found.sort(key=lambda item: item[0])

@@ -86,7 +86,7 @@ def members(value: str | frozenset[str] | None) -> tuple[str] | tuple[()] | froz
     kept as itself, two or more as a frozenset (a frozenset of one costs 216 bytes, 10 MB per 10,000 files)."""
     if value is None:
         return ()
-    return (value,) if type(value) is str else value  # type: ignore[return-value]  # str or frozenset
+    return (value,) if type(value) is str else value  # type: ignore[return-value]  # not a str: a frozenset (mypy narrows no else branch of `type(x) is`)
 
 
 @dataclass(slots=True)
@@ -268,9 +268,10 @@ class Universe:
         if names.full is None or names.short is None:
             assert self.layout is not None
             # a name several manifests claim (a test fixture that fakes a published package) is the library's
-            ordered = sorted((p for p in self.layout.packages.values() if p.facts and p.facts.name),
-                             key=lambda p: (self.is_library(p.manifest or p.directory), p.directory))
-            full = {p.facts.name: p.directory for p in ordered}  # type: ignore[union-attr]  # ordered holds packages with facts only
+            ordered = sorted(((p.facts.name, p) for p in self.layout.packages.values() if p.facts and p.facts.name),
+                             key=lambda item: (self.is_library(item[1].manifest or item[1].directory),
+                                               item[1].directory))
+            full = {name: p.directory for name, p in ordered}
             shorts: dict[str, list[str]] = defaultdict(list)
             for name, directory in full.items():
                 shorts[name.rsplit("/", 1)[-1]].append(directory)

@@ -73,7 +73,7 @@ def _decide(root: Path, entities: dict[str, Any], proposal_id: str, by: str, app
     else:
         if approve and by == author:
             raise DecisionRefused(f"{by} cannot approve its own output (proposal {proposal_id}).")
-        entity = entities.get(entry.get("entity"))
+        entity = entities.get(entry.get("entity", ""))  # no entity id is empty: a missing one finds nothing
         if approve and (entity is None or entity_hash(entity) != entry.get("targetContentHash")):
             raise DecisionRefused(f"proposal {proposal_id} is stale: {entry.get('entity')} changed since it was "
                                   "proposed; run `docbridge enrich` again.")

@@ -13,6 +13,7 @@ import it.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shlex
@@ -126,11 +127,11 @@ def build_packs(state: Any, snapshot: Any, role: str, max_bytes: int) -> list[di
                                            "line": finding.range.start.line + 1 if finding.range else None,
                                            "fingerprint": finding.fingerprint})
     layout = state.universe.layout
-    packs = []
+    packs: list[dict[str, Any]] = []
     for entity in sorted(entities.values(), key=lambda e: e.id):
         if entity.kind not in wanted or entity.path is None:
             continue
-        near = []
+        near: list[dict[str, Any]] = []
         for kind, direction, other in sorted(neighbours.get(entity.id, ()), key=lambda n: (n[2], n[0], n[1])):
             if len(near) >= MAX_NEIGHBOURS:
                 break
@@ -140,7 +141,7 @@ def build_packs(state: Any, snapshot: Any, role: str, max_bytes: int) -> list[di
         lines = _lines(state.root, entity.path) or []
         shown = min(len(lines), EXCERPT_LINES)
         area = layout.area_of(entity.path) if layout is not None else None
-        pack = {
+        pack: dict[str, Any] = {
             "entity": {"id": entity.id, "kind": entity.kind, "path": entity.path, "title": entity.title,
                        "summary": entity.summary, "contentHash": entity_hash(entity)},
             "area": area.id if area is not None else None,
@@ -188,7 +189,7 @@ def batches(packs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     by_area: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for pack in packs:
         by_area[pack["area"] or ""].append(pack)
-    out = []
+    out: list[list[dict[str, Any]]] = []
     for area in sorted(by_area):
         group = by_area[area]
         out.extend(group[i:i + BATCH_PACKS] for i in range(0, len(group), BATCH_PACKS))
@@ -260,7 +261,7 @@ def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
             process.stdin.close()
 
     def drain_out() -> None:
-        assert process.stdout is not None
+        assert isinstance(process.stdout, io.BufferedReader)  # a pipe with Popen's default buffering
         while chunk := process.stdout.read1(65536):
             state["size"] += len(chunk)
             if state["size"] > max_output:
@@ -270,7 +271,7 @@ def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
             chunks.append(chunk)
 
     def drain_err() -> None:
-        assert process.stderr is not None
+        assert isinstance(process.stderr, io.BufferedReader)  # as stdout
         while chunk := process.stderr.read1(65536):
             errors.append(chunk)
             while sum(len(c) for c in errors) > 65536 and len(errors) > 1:
@@ -554,8 +555,8 @@ def _write_merged(root: Path, overlay: Overlay, previous: Overlay | None) -> dic
             decided.update({str(e.get("proposalId")): ("rejected", e) for e in current.rejected
                             if e.get("reason") == "human-rejected"})
             for pid, (where, entry) in decided.items():
-                if pid in before and any(str(e.get("proposalId")) == pid for e in previous.accepted
-                                         + previous.rejected):
+                if previous is not None and pid in before \
+                        and any(str(e.get("proposalId")) == pid for e in previous.accepted + previous.rejected):
                     continue  # decided before this run began: already in what it computed
                 overlay.pending = [e for e in overlay.pending if str(e.get("proposalId")) != pid]
                 overlay.accepted = [e for e in overlay.accepted if str(e.get("proposalId")) != pid]

@@ -221,10 +221,10 @@ def _by_kind(proposal: Any, data: dict[str, Any], entity: Any, ctx: Context, ear
         if disputed:
             return _accept(data, "disputed-contradiction")
     elif kind == "flag-redundancy":
-        other = ctx.entities.get(payload["with"])
-        if other is None or other.kind != "document" or other.id == entity.id:
+        twin = ctx.entities.get(payload["with"])
+        if twin is None or twin.kind != "document" or twin.id == entity.id:
             return _reject(data, "unknown-endpoint", f"{payload['with']!r} is not another document")
-        if entity_hash(other) == entity_hash(entity):
+        if entity_hash(twin) == entity_hash(entity):
             return _reject(data, "already-duplicate", "the two documents are already identical")
     elif kind == "flag-gap":
         if payload["area"] not in ctx.area_paths:

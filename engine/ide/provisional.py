@@ -198,8 +198,8 @@ def provisional_state(root: Path, config: Config, path: str, text: str,
     empty = Layout({}, {}, {}, [])
     universe = ProvisionalUniverse(
         config=config, rules=rules, documents=_Index(disk, "document"),  # type: ignore[arg-type]  # lazy disk indexes stand in for the universe's maps
-        modules=_Index(disk, "module"), other=_Index(disk, "other"),  # type: ignore[arg-type]  # as above
-        dir_counts=_Index(disk, "directory"), layout=empty)  # type: ignore[arg-type]  # as above
+        modules=_Index(disk, "module"), other=_Index(disk, "other"),  # type: ignore[arg-type]  # lazy disk indexes stand in for the maps
+        dir_counts=_Index(disk, "directory"), layout=empty)  # type: ignore[arg-type]  # lazy disk indexes stand in for the maps
     resolution = resolve_document(universe, facts)
     return ModelState(revision=-1, root=root, config=config, universe=universe, documents=Map({clean: resolution}),
                       buffers=Map(open_buffers), resolved=True, use_cache=False)

@@ -51,12 +51,12 @@ def map_data(state: ModelState) -> dict[str, Any]:
             if relation.kind not in COVERING:
                 continue
             kind, value = split_id(relation.target)
-            area = value if kind == AREA else layout.module_area.get(value) if kind == MODULE else None
-            if area is None or area not in layout.areas:
+            area_path = value if kind == AREA else layout.module_area.get(value) if kind == MODULE else None
+            if area_path is None or area_path not in layout.areas:
                 continue
-            area_docs.setdefault(area, set()).add(document)
+            area_docs.setdefault(area_path, set()).add(document)
             edge_kind = "covers" if relation.kind == "covers" else "mentions"
-            key = (f"document:{document}", layout.areas[area].id, edge_kind)
+            key = (f"document:{document}", layout.areas[area_path].id, edge_kind)
             guessed[key] = guessed.get(key, True) and relation.confidence in ("fuzzy", "proposed")
     for (source, target, edge_kind), proposed in sorted(guessed.items()):
         edges.append({"source": source, "target": target, "kind": edge_kind, "proposed": proposed})

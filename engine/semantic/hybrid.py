@@ -112,12 +112,12 @@ class HybridRetriever:
         by_id = {r.entry.id: r for r in lexical}
         dense_best = sorted(folded, key=lambda e: (-round(folded[e][0], 6), e))[:DENSE_DEPTH]
         candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
-        cosine = {e: folded[e][0] if e in folded else -1.0 for e in candidates}
+        cosine_of = {e: folded[e][0] if e in folded else -1.0 for e in candidates}
         named = {r.entry.id for r in lexical if is_identity_hit(r)}
         pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
         terms = lexical[0].terms if lexical else []
         results = []
-        for fused in fuse(list(by_id), cosine, pinned, self.rrf_k, DENSE_WEIGHT):
+        for fused in fuse(list(by_id), cosine_of, pinned, self.rrf_k, DENSE_WEIGHT):
             result = by_id.get(fused.id)
             if result is None:
                 entry = retriever.entries[retriever.index_of[fused.id]]

@@ -267,10 +267,10 @@ def area_documentation(ws: ModelState) -> AreaDocumentation:
                 inside = layout.area_of(reference.target_path)
                 if inside is not None:
                     named[inside.path].add(doc)
-        area = layout.area_of(doc)
-        if area is not None:
-            documents[area.path].add(doc)
-            named[area.path].add(doc)
+        doc_area = layout.area_of(doc)
+        if doc_area is not None:
+            documents[doc_area.path].add(doc)
+            named[doc_area.path].add(doc)
         for source, target, _kind in resolution.declared_relations:
             a, b = area_of(source), area_of(target)
             if a and b:
@@ -441,13 +441,13 @@ def repository_findings(ws: ModelState, memo: dict[str, Any] | None = None) -> l
         target_documents = documentation.documents.get(target, set())
         if source_documents & target_documents or (not everything and not (source_documents and target_documents)):
             continue
-        first = evidence[0]
+        first_import = evidence[0]
         modules = sorted({e.path for e in evidence})
         out.append(_finding(
             "RELATION_UNDOCUMENTED",
             f"`{source}` imports `{target}` ({len(evidence)} import{'s' if len(evidence) != 1 else ''} in "
             f"{len(modules)} module{'s' if len(modules) != 1 else ''}), and no document covers or mentions both.",
-            first.path, _range(first),
+            first_import.path, _range(first_import),
             f"Describe how `{source}` uses `{target}` in a document that mentions both.",
             f"{source}->{target}", entity=entity_id(AREA, source),
             evidence=[_evidence_location(e, "import") for e in evidence[:8]],
@@ -550,14 +550,15 @@ class FindingsIndex:
             repository_by_path: dict[str | None, list[Finding]] = defaultdict(list)
             for finding in (*repository, *generated):
                 repository_by_path[finding.path].append(finding)
-            for path in touched:
-                own = documents_done[path][1] if path is not None and path in documents_done else ()
-                combined = list(own) + repository_by_path.get(path, [])
-                total += len(combined) - len(previous.by_path.get(path, ()))
+            for touched_path in touched:
+                own = documents_done[touched_path][1] \
+                    if touched_path is not None and touched_path in documents_done else ()
+                combined = list(own) + repository_by_path.get(touched_path, [])
+                total += len(combined) - len(previous.by_path.get(touched_path, ()))
                 if combined:
-                    by_path[path] = tuple(sorted(combined, key=lambda f: f.sort_key))
+                    by_path[touched_path] = tuple(sorted(combined, key=lambda f: f.sort_key))
                 else:
-                    by_path.pop(path, None)
+                    by_path.pop(touched_path, None)
         base = weakref.ref(previous) if seed is not None else None
         return FindingsIndex(documents_done, repository, repository_key, imports, by_path.finish(), generated,
                              regioned, base, frozenset(touched), total)

@@ -225,14 +225,14 @@ def build_snapshot(ws: Workspace) -> Snapshot:
         hashes[path] = module_facts.content_hash
         module_resolution = ws.modules.get(path)
         targets = {id(o.imp): o.target for o in module_resolution.imports} if module_resolution else {}
-        area = layout.module_area.get(path)
+        area_path = layout.module_area.get(path)
         package = layout.package_of(path)
         data = {
             "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
                          **({"source": e.source} if e.source else {})} for e in module_facts.exports],
             "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
                          "target": targets.get(id(i))} for i in module_facts.imports],
-            "area": entity_id(AREA, area) if area else None,
+            "area": entity_id(AREA, area_path) if area_path else None,
             "package": package.id if package else None,
         }
         if module_facts.parse_errors:
@@ -317,9 +317,9 @@ def _containment(ws: Workspace) -> list[Relation]:
             if package is not None:
                 out.append(Relation(package.id, entity_id(MODULE, module), "contains", ()))
     for document in ws.universe.documents:
-        area = layout.area_of(document)
-        if area is not None:
-            out.append(Relation(area.id, entity_id(DOCUMENT, document), "contains", ()))
+        document_area = layout.area_of(document)
+        if document_area is not None:
+            out.append(Relation(document_area.id, entity_id(DOCUMENT, document), "contains", ()))
         else:
             package = layout.package_of(document)
             if package is not None:
@@ -352,7 +352,7 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
     analyzed = Counter(type(f).kind for f in ws.facts.values())
     present = ws.present
     skipped = sorted(ws.skipped.items())
-    unresolved = Counter()
+    unresolved: Counter[str] = Counter()
     notes: list[dict[str, Any]] = []
     parsed_with_errors = 0
     for resolution in ws.documents.values():
