@@ -87,7 +87,7 @@ def test_only_the_enrich_command_imports_the_agent_command_code() -> None:
     importers = sorted(str(path.relative_to(ROOT)) for path in sources for _, name in _imports(path)
                        if name == AGENT_CODE
                        or (name == "docbridge.engine.enrich" and "import run" in path.read_text()))
-    assert importers == ["docbridge/cli/enrich.py"]
+    assert importers == ["docbridge/cli/commands/enrich.py"]
 
 
 def test_search_query_check_and_the_server_load_no_agent_code(tmp_path: Path) -> None:

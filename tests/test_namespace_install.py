@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture, shared_pip_cache
+from conftest import REPO, copy_fixture, shared_pip_cache
 from support.checkout import checkout_copy
 from test_nvim_e2e import run_nvim
 
@@ -100,3 +101,13 @@ def test_neovim_drives_the_server_installed_there(environment: Environment,
     assert run.report is not None, "nvim wrote no report" + run.context()
     failed = [f"{c['name']} ({c['detail']})" for c in run.report["checks"] if not c["ok"]]
     assert run.returncode == 0 and failed == [], "; ".join(failed) + run.context()
+
+
+def test_the_package_list_names_every_folder_that_installs() -> None:
+    """pyproject.toml lists the packages one by one (package-dir maps two folders into `docbridge`): a new
+    folder with an `__init__.py` that is not listed would be left out of the wheel."""
+    listed = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
+    mapped = {"docbridge": "docbridge", "engine": "docbridge.engine", "lsp": "docbridge.lsp"}
+    folders = sorted(".".join((mapped[init.relative_to(REPO).parts[0]], *init.relative_to(REPO).parts[1:-1]))
+                     for top in mapped for init in (REPO / top).rglob("__init__.py") if "__pycache__" not in init.parts)
+    assert sorted(listed) == folders

@@ -28,7 +28,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def measure(root: Path, suite: Path | None) -> dict[str, Any]:
     from docbridge.bench.core import peak_rss_mb
-    from docbridge.cli.main import open_retriever
+    from docbridge.cli.common import open_retriever
     from docbridge.engine.base.config import load_config
     from docbridge.engine.semantic.embed import LocalEmbedder
     from docbridge.engine.semantic.hybrid import HybridRetriever, SemanticStatus
@@ -107,8 +107,8 @@ def main(argv: list[str]) -> int:
         elif item == "--workdir":
             workdir = Path(next(items))
         else:
-            root, _, suite = item.partition("=")
-            targets.append((Path(root).resolve(), Path(suite).resolve() if suite else None))
+            root_text, _, suite_text = item.partition("=")
+            targets.append((Path(root_text).resolve(), Path(suite_text).resolve() if suite_text else None))
     if synthetic > 0:
         from docbridge.bench.core import _bench_dir, ensure_synthetic
         targets.insert(0, (ensure_synthetic(_bench_dir(workdir), synthetic), None))

@@ -8,15 +8,31 @@ import json
 import sys
 from typing import Any
 
-from docbridge.cli.main import EXIT_OK, UsageError, _add_root, _console, _root, open_workspace
+from docbridge.cli.common import EXIT_OK, UsageError, add_root, console, open_workspace, root_dir
+
+NAME = "init"
+HELP = "write a doc-bridge.config.json that shows what Doc Bridge found in the repository"
+DESCRIPTION = ("Scan the repository, report its shape (documentation roots and site generator, packages, which "
+               "modules are tests, examples, demos, templates, the documentation site's code, scripts or generated, "
+               "and why) and write it as the comments of a short doc-bridge.config.json with the keys that change a "
+               "decision.")
+EPILOG = "Exit 0 when written, 2 when the file exists (without --force) or on a usage or input error."
 
 
-def cmd_init(args: argparse.Namespace) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_root(parser)
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing file (kept as <file>.bak)")
+    parser.add_argument("--dry-run", action="store_true", help="print the file instead of writing it")
+    parser.add_argument("--json", action="store_true", help="what was found and written, as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
     from docbridge.engine.base.cache import artifact_dir, write_atomic
     from docbridge.engine.base.config import CONFIG_FILE
     from docbridge.engine.base.safe_io import ignore_everything_in
     from docbridge.engine.init import config_text, read_shape, summary_lines
-    root = _root(args.root)
+    root = root_dir(args.root)
     target = root / CONFIG_FILE
     exists = target.exists() or target.is_symlink()
     if exists and not (args.force or args.dry_run):
@@ -44,29 +60,13 @@ def cmd_init(args: argparse.Namespace) -> int:
     if args.dry_run:
         sys.stdout.write(text)
         return EXIT_OK
-    console = _console()
+    out = console()
     for line in summary_lines(shape):
-        console.print(line, markup=False)
+        out.print(line, markup=False)
     verb = "Replaced" if exists else "Wrote"
-    console.print(f"\n{verb} {target}" + (f" (the previous one is {CONFIG_FILE}.bak)" if exists else "") + ".",
-                  markup=False)
-    console.print("Next: `docbridge check` for drift between the docs and the code, `docbridge search QUERY` to "
-                  "find where something lives; `.docbridge/` keeps the caches and ignores itself in git.",
-                  markup=False)
+    out.print(f"\n{verb} {target}" + (f" (the previous one is {CONFIG_FILE}.bak)" if exists else "") + ".",
+              markup=False)
+    out.print("Next: `docbridge check` for drift between the docs and the code, `docbridge search QUERY` to "
+              "find where something lives; `.docbridge/` keeps the caches and ignores itself in git.",
+              markup=False)
     return EXIT_OK
-
-
-def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "init", help="write a doc-bridge.config.json that shows what Doc Bridge found in the repository",
-        description="Scan the repository, report its shape (documentation roots and site generator, packages, "
-                    "which modules are tests, examples, demos, templates, the documentation site's code, scripts "
-                    "or generated, and why) and write it as the comments of a short doc-bridge.config.json with "
-                    "the keys that change a decision.",
-        epilog="Exit 0 when written, 2 when the file exists (without --force) or on a usage or input error.")
-    _add_root(parser)
-    parser.add_argument("--force", action="store_true",
-                        help="replace an existing file (kept as <file>.bak)")
-    parser.add_argument("--dry-run", action="store_true", help="print the file instead of writing it")
-    parser.add_argument("--json", action="store_true", help="what was found and written, as JSON")
-    parser.set_defaults(handler=cmd_init)

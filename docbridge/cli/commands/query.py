@@ -1,0 +1,93 @@
+"""`docbridge query`: the handoff for an entity, named by reference or by KIND ID."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from docbridge.cli.common import EXIT_OK, UsageError, add_root, dump, reference_workspace, root_dir
+
+NAME = "query"
+HELP = "the handoff for an entity: where to start, what to edit, what to run"
+DESCRIPTION = ("Print the handoff for a package, area, module, document or configured route, named by entity id, "
+               "ownership id, alias or repository-relative path.")
+EPILOG = "Exit 2 when the reference names nothing (the closest candidates are listed)."
+
+QUERY_FORMS = ("package", "ownership", "intent", "change", "area", "module", "document")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", nargs="+", metavar="REF",
+                        help="entity id, ownership id, alias or path (e.g. src/billing, docs/api.md); or KIND ID "
+                             "with KIND package, ownership, intent, change, area, module or document")
+    add_root(parser)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="the handoff object as JSON (the default)")
+    output.add_argument("--agent", action="store_true", help="compact JSON for agents")
+    output.add_argument("--text", action="store_true", help="a readable card")
+    parser.add_argument("--budget", type=int, metavar="N", help="drop evidence, related, explain and notes to fit N "
+                                                               "tokens")
+    parser.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
+
+
+def run(args: argparse.Namespace) -> int:
+    from docbridge.engine.agent.handoff import UnknownReference, handoff_for_entity, render_handoff_text
+    from docbridge.engine.agent.payloads import budget_handoff
+    from docbridge.engine.base.budget import BudgetError
+    root = root_dir(args.root)
+    workspace, projection = reference_workspace(root, not args.no_cache)
+    ref = query_reference(args.ref, projection, workspace.config)
+    try:
+        handoff = handoff_for_entity(workspace.ensure_resolved(), ref, projection)
+        if args.budget is not None:
+            handoff = budget_handoff(handoff, args.budget)
+    except (UnknownReference, BudgetError) as exc:
+        raise UsageError(str(exc)) from exc
+    if args.text:
+        sys.stdout.write(render_handoff_text(handoff))
+    else:
+        sys.stdout.write(dump(handoff, compact_output=args.agent))
+    return EXIT_OK
+
+
+def query_reference(words: list[str], projection: Any, config: Any) -> str:
+    """`query REF` or `query KIND ID` (the original's forms): the reference to hand off, checked against KIND."""
+    from docbridge.engine.agent.handoff import UnknownReference, resolve_ref
+    if len(words) == 1:
+        return words[0]
+    if len(words) != 2 or words[0] not in QUERY_FORMS:
+        raise UsageError(f"query takes REF or KIND ID with KIND one of {', '.join(QUERY_FORMS)}; got "
+                         f"{' '.join(words)!r}.")
+    kind, ident = words
+    if kind == "package" and any(r.id == ident for r in config.ownership):
+        return ident  # the original's package records are the ownership records
+    if kind == "ownership":
+        # by ownership id, or by path or alias as the original answers (`query ownership src/query`): the
+        # record whose path it is, else whatever the path or alias names
+        if any(r.id == ident for r in config.ownership):
+            return ident
+        path = ident.strip().removeprefix("./").rstrip("/")
+        for record in config.ownership:
+            if record.path.rstrip("/") == path:
+                return record.id
+        try:
+            return resolve_ref(projection, ident).id
+        except UnknownReference as exc:
+            known = ", ".join(sorted(r.id for r in config.ownership)) or "none"
+            raise UsageError(f'"{ident}" is no ownership id, path or alias here. Ownership ids: {known}. Try '
+                             f'`docbridge list packages`.') from exc
+    if kind in ("intent", "change"):
+        ref = ident if ident.startswith(f"{kind}:") else f"{kind}:{ident}"
+        if ref not in projection.by_id:
+            raise UsageError(f'Unknown {kind} route "{ident}". Try `docbridge list packages` or '
+                             f'`docbridge search "{ident}"`.')
+        return ref
+    try:
+        entry = resolve_ref(projection, ident)
+    except UnknownReference as exc:
+        raise UsageError(str(exc)) from exc
+    actual = "package" if entry.id.startswith("ownership:") else entry.kind
+    if actual != kind:
+        raise UsageError(f'"{ident}" is a {actual} ({entry.id}), not a {kind}. Try `docbridge query {ident}`.')
+    return entry.id
