@@ -53,10 +53,11 @@ def shared_pip_cache() -> dict[str, str]:
     return {"PIP_CACHE_DIR": str(cache)} if cache.is_dir() else {}
 
 
-def docbridge(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the installed `docbridge` console script."""
+def docbridge(*args: str, cwd: Path | None = None, timeout: float = 300,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed `docbridge` console script (`env`: variables added to the environment)."""
     return subprocess.run([str(BIN / "docbridge"), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, env={**os.environ, **env} if env else None)
 
 
 def docbridge_json(*args: str, cwd: Path | None = None, expect: int = 0) -> Any:
@@ -107,6 +108,11 @@ def monorepo(tmp_path: Path) -> Path:
 @pytest.fixture
 def statekit(tmp_path: Path) -> Path:
     return copy_fixture("statekit", tmp_path)
+
+
+@pytest.fixture
+def governance(tmp_path: Path) -> Path:
+    return copy_fixture("governance", tmp_path)
 
 
 # ------------------------------------------------------------------------------------------------ the attack set

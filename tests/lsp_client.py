@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any
 from conftest import BIN
 from lsprotocol import types as T
 from pytest_lsp.client import LanguageClient, client_capabilities, make_test_lsp_client
+from support.jsonrpc import encode, read_messages
+from support.wait import describe, wait_until_async
 
 SERVER = str(BIN / "docbridge-lsp")
 
@@ -38,15 +39,12 @@ class Session:
                      if (s["state"] if isinstance(s, dict) else s.state) == "ready"}
             return len(ready) >= wanted
 
-        await self.until(done, timeout)
+        await self.until(done, timeout, what=f"{wanted} folder(s) to report ready")
 
-    async def until(self, predicate: Any, timeout: float = 20) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not predicate():
-            if loop.time() > deadline:
-                raise TimeoutError("condition not met in time")
-            await asyncio.sleep(0.02)
+    async def until(self, predicate: Any, timeout: float = 20, *, what: str | None = None) -> None:
+        """Until `predicate()` holds, checked every few milliseconds: it may read anything (the client's
+        diagnostics and messages, a file, a stub endpoint), so no single event announces its change."""
+        await wait_until_async(predicate, timeout, what=what or describe(predicate), interval=0.02)
 
     def diagnostics(self, path: Path) -> list[T.Diagnostic]:
         return list(self.client.diagnostics.get(path.as_uri(), []))
@@ -153,6 +151,8 @@ class RawClient:
         self.responses: dict[Any, dict[str, Any]] = {}
         self.notifications: list[dict[str, Any]] = []
         self.requests: list[tuple[int, str]] = []  # (notifications received before it, method)
+        self.arrived = asyncio.Condition()  # notified after each message read, and when the output ends
+        self.ended = False  # the server's output ended
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -164,22 +164,23 @@ class RawClient:
                                                        env={**os.environ, **env} if env else None)
         return cls(process)
 
+    async def until(self, predicate: Any, timeout: float = 20, *, what: str | None = None) -> Any:
+        """Until `predicate()`, a check of what the server sent (`responses`, `notifications`, `requests`),
+        holds: checked again as each message arrives. Returns its value."""
+        return await wait_until_async(predicate, timeout, what=what or describe(predicate), condition=self.arrived)
+
     async def ready(self, after: int = 0, timeout: float = 60) -> dict[str, Any]:
         """The first `docbridge/status` "ready" among the notifications from index `after` on."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            for notification in self.notifications[after:]:
-                if notification["method"] == "docbridge/status" and notification["params"]["state"] == "ready":
-                    return notification["params"]
-            if loop.time() > deadline:
-                raise TimeoutError("no folder became ready")
-            await asyncio.sleep(0.05)
+        def found() -> dict[str, Any] | None:
+            return next((n["params"] for n in self.notifications[after:]
+                         if n["method"] == "docbridge/status" and n["params"]["state"] == "ready"), None)
+
+        return await self.until(found, timeout, what=f"a folder to report ready (after notification {after})")
 
     def send(self, message: dict[str, Any] | bytes) -> None:
-        body = message if isinstance(message, bytes) else json.dumps({"jsonrpc": "2.0", **message}).encode()
+        """One frame: a message (given its "jsonrpc": "2.0") or a body as it is."""
         assert self.process.stdin is not None
-        self.process.stdin.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.process.stdin.write(encode(message))
 
     def write(self, raw: bytes) -> None:
         """Bytes as they are: several frames in one write, or a frame that is not one."""
@@ -191,36 +192,32 @@ class RawClient:
         return await self.response(id_, timeout)
 
     async def response(self, id_: Any, timeout: float = 20) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while id_ not in self.responses:
-            if loop.time() > deadline or self.reader.done():
-                raise TimeoutError(f"no response to {id_!r}")
-            await asyncio.sleep(0.01)
+        """The response to request `id_` (TimeoutError when none comes in time or the server's output ended)."""
+        await self.until(lambda: id_ in self.responses or self.ended, timeout,
+                         what=f"the response to request {id_!r}")
+        if id_ not in self.responses:
+            raise TimeoutError(f"no response to {id_!r}: the server's output ended")
         return self.responses.pop(id_)
 
     async def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
-        while True:
-            length = 0
-            while True:
-                line = await stream.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            message = json.loads(await stream.readexactly(length))
-            if "id" in message and "method" not in message:
-                self.responses[message["id"]] = message
-            elif "id" in message:  # a request from the server: answer it (and note how many notifications came first)
-                self.requests.append((len(self.notifications), message["method"]))
-                self.send({"id": message["id"], "result": [{}] if message["method"] == "workspace/configuration"
-                           else None})
-            else:
-                self.notifications.append(message)
+        try:
+            async for message in read_messages(stream):
+                if "id" in message and "method" not in message:
+                    self.responses[message["id"]] = message
+                elif "id" in message:  # a request from the server: answer it (noting the notifications before it)
+                    self.requests.append((len(self.notifications), message["method"]))
+                    self.send({"id": message["id"], "result": [{}] if message["method"] == "workspace/configuration"
+                               else None})
+                else:
+                    self.notifications.append(message)
+                async with self.arrived:
+                    self.arrived.notify_all()
+        finally:
+            self.ended = True
+            async with self.arrived:
+                self.arrived.notify_all()
 
     async def stop(self) -> None:
         with contextlib.suppress(Exception):

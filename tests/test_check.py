@@ -10,18 +10,11 @@ import pytest
 from conftest import FIXTURES, REPO, docbridge, docbridge_json, make_repo
 from docbridge.engine.base.findings import LIVE_ONLY_CODES, RULES, CheckReport
 from docbridge.engine.base.rule_catalog import GOVERNANCE_RULES
+from support.positions import find, one_based
 
 # every code a check of acme and monorepo reports (a stale generated region needs a code change after rendering:
 # tests/test_render.py plants one; the governance codes are planted in fixtures/governance, tests/test_governance_*.py)
 ALL_CODES = set(RULES) - LIVE_ONLY_CODES - {"GENERATED_REGION_STALE"} - set(GOVERNANCE_RULES)
-
-
-def _line_of(path: Path, needle: str) -> int:
-    """1-based line of the first line containing `needle`."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def findings_of(root: Path) -> set[tuple[str, str, int]]:
@@ -44,7 +37,7 @@ def test_acme_findings_are_exactly_the_planted_ones(acme: Path) -> None:
         ("AREA_UNDOCUMENTED", "src/notifications/EmailLayout.tsx", 1),
         # ownership records declare the architecture: every area-to-area import counts, as in the original
         ("RELATION_UNDOCUMENTED", "src/orders/fulfillment.ts", 2),
-        ("OWNERSHIP_PATH_UNOBSERVED", "doc-bridge.config.json", _line_of(config, '"acme-shipping"')),
+        ("OWNERSHIP_PATH_UNOBSERVED", "doc-bridge.config.json", one_based(find(config, '"acme-shipping"'))[0]),
         ("IMPORT_CYCLE", "src/billing/invoice.ts", 2),
     }
     # `formatAmount` (docs/billing.md:25) is declared by src/billing/invoice.ts and src/util/money.ts: a document

@@ -523,7 +523,8 @@ def test_an_approval_interrupted_after_its_record_is_completed_by_the_next_attem
 @pytest.mark.attack("agents")
 def test_an_approval_made_while_enrichment_runs_is_kept(tmp_path: Path) -> None:
     import subprocess
-    import time
+
+    from support.wait import wait_until
 
     from tests.conftest import BIN
     root = copy_fixture("acme", tmp_path)
@@ -532,11 +533,15 @@ def test_an_approval_made_while_enrichment_runs_is_kept(tmp_path: Path) -> None:
     run_script(root, [PENDING["relation"]])
     (entry,) = overlay(root)["pending"]
     shutil.rmtree(root / ".docbridge" / "enrich")  # the next run asks the agent again, which takes a while
+    calls = tmp_path / "calls.log"  # the agent writes its call here before it answers
+    # the agent takes 4 s to answer: the window in which the approval below is made
     running = subprocess.Popen([str(BIN / "docbridge"), "enrich", "--root", str(root), "--json", "--agent-command",
-                                agent("--script", str(script), "--sleep", "4")], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                                agent("--script", str(script), "--log", str(calls), "--sleep", "4")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # the run has read the overlay and waits for its agent
+        # the run has read the overlay and waits for its agent once the agent was called
+        wait_until(lambda: calls.exists() and calls.read_text(encoding="utf-8").strip(), 60,
+                   what="the enrichment run to call its agent")
         approved = docbridge("fix", "approve", entry["proposalId"], "--by", "Ana", "--root", str(root))
         assert approved.returncode == 0, approved.stderr
         _, err = running.communicate(timeout=120)

@@ -15,22 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_fixture, docbridge, docbridge_json, make_repo
+from conftest import docbridge, docbridge_json, make_repo
 from docbridge.engine.governance.parity import seal
+from support.positions import find, one_based
 
 REGISTRY = "docs/parity/public-claims-v1.json"
-
-
-def find(path: Path, needle: str) -> tuple[int, int]:
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        if needle in line:
-            return number + 1, line.find(needle) + 1
-    raise AssertionError(f"{needle!r} not in {path}")
-
-
-@pytest.fixture
-def governance(tmp_path: Path) -> Path:
-    return copy_fixture("governance", tmp_path)
 
 
 def rewrite(root: Path, change: Any) -> None:
@@ -44,8 +33,8 @@ def test_each_parity_code_once(governance: Path) -> None:
     assert report["ok"] is False
     found = [(f["code"], f["claimId"], f["surface"], f["line"], f["column"], f["blocking"])
              for f in report["parity"]["findings"]]
-    version_line, version_column = find(governance / "README.md", "2.2.0")
-    summary_line, summary_column = find(governance / "docs/summary.md", "85.0")
+    version_line, version_column = one_based(find(governance / "README.md", "2.2.0"))
+    summary_line, summary_column = one_based(find(governance / "docs/summary.md", "85.0"))
     assert sorted(found) == sorted([
         ("PARITY_STALE", "package-version", "README.md", version_line, version_column, True),
         ("PARITY_MISSING", "module-count", "README.md", None, None, True),

@@ -13,24 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_fixture, docbridge, docbridge_json
-
-
-def find(path: Path, needle: str, occurrence: int = 1) -> tuple[int, int]:
-    seen = 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        column = line.find(needle)
-        while column >= 0:
-            seen += 1
-            if seen == occurrence:
-                return number, column
-            column = line.find(needle, column + 1)
-    raise AssertionError(f"{needle!r} not in {path}")
-
-
-@pytest.fixture
-def governance(tmp_path: Path) -> Path:
-    return copy_fixture("governance", tmp_path)
+from conftest import docbridge, docbridge_json
+from support.positions import find
 
 
 def positions(items: list[dict[str, Any]]) -> list[tuple[str, str, int, int]]:

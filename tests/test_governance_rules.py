@@ -11,13 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture, docbridge, docbridge_json
-
-
-@pytest.fixture
-def governance(tmp_path: Path) -> Path:
-    return copy_fixture("governance", tmp_path)
-
+from conftest import docbridge, docbridge_json
 
 RULED = ("DECLARED_RELATION_STALE", "CONFLICTING_DECLARATIONS", "UNRESOLVED_ENTITY_REFERENCE",
          "RELATION_UNDOCUMENTED", "DOCBRIDGE_BLOCK_INVALID", "GENERATED_REGION_EDITED")

@@ -7,12 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture, docbridge, docbridge_json
-
-
-@pytest.fixture
-def governance(tmp_path: Path) -> Path:
-    return copy_fixture("governance", tmp_path)
+from conftest import docbridge, docbridge_json
 
 
 def write_suite(root: Path, tasks: list[dict[str, object]]) -> str:

@@ -16,21 +16,10 @@ from docbridge.engine.ide import actions, completion, hover, navigation, rename
 from docbridge.engine.ide.provisional import is_complete, provisional_findings, provisional_state
 from docbridge.engine.ide.types import FileMove, WorkspaceEdit
 from docbridge.engine.workspace import Workspace
+from support.positions import apply_edit, find
 
 BROKEN = ("LINK_BROKEN", "LINK_ANCHOR_MISSING", "MENTION_UNRESOLVED", "COVERS_TARGET_MISSING",
           "OWNERSHIP_PATH_UNOBSERVED")
-
-
-def find(path: Path, needle: str, occurrence: int = 1) -> tuple[int, int]:
-    seen = 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        column = line.find(needle)
-        while column >= 0:
-            seen += 1
-            if seen == occurrence:
-                return number, column
-            column = line.find(needle, column + 1)
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def scanned(root: Path) -> Workspace:
@@ -43,12 +32,12 @@ def apply(root: Path, edit: WorkspaceEdit) -> None:
     """Apply text edits to the files on disk (last edit first in each file), then make the moves."""
     for path, edits in edit.by_path().items():
         file = root / path
-        lines = file.read_text(encoding="utf-8").split("\n")
+        text = file.read_text(encoding="utf-8")
         for item in sorted(edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
             assert item.span.line == item.span.end_line, item
-            line = lines[item.span.line]
-            lines[item.span.line] = line[:item.span.column] + item.new_text + line[item.span.end_column:]
-        file.write_text("\n".join(lines), encoding="utf-8")
+            text = apply_edit(text, (item.span.line, item.span.column), (item.span.end_line, item.span.end_column),
+                              item.new_text)
+        file.write_text(text, encoding="utf-8")
     for move in edit.moves:
         (root / move.new).parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(root / move.old), str(root / move.new))

@@ -8,50 +8,20 @@ connection; the client's text is kept by the test, applying edits exactly as the
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types as T
+from support.positions import apply_range, lines, position
 
 from tests.conftest import copy_fixture
 from tests.lsp_client import session
 
 pytestmark = pytest.mark.attack("line separators")
 
-_BREAK = re.compile(r"\r\n|\r|\n")
 ODD = ["\u2028", "\u2029", "\x85", "\x0c", "\x0b", "\x1c", "\x1d", "\x1e"]
-
-
-def client_lines(text: str) -> list[str]:
-    return _BREAK.split(text)
-
-
-def offset(text: str, line: int, character: int) -> int:
-    """The client's offset of a position (UTF-16 units = code points here: no astral characters)."""
-    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
-    if line >= len(starts):
-        return len(text)
-    end = starts[line + 1] if line + 1 < len(starts) else len(text)
-    body = _BREAK.sub("", text[starts[line]:end])
-    return starts[line] + min(character, len(body))
-
-
-def apply(text: str, edit_range: T.Range, new_text: str) -> str:
-    start = offset(text, edit_range.start.line, edit_range.start.character)
-    end = offset(text, edit_range.end.line, edit_range.end.character)
-    return text[:start] + new_text + text[end:]
-
-
-def position_of(text: str, needle: str) -> tuple[int, int]:
-    at = text.index(needle)
-    for number, line in enumerate(client_lines(text)):
-        start = offset(text, number, 0)
-        if start <= at <= start + len(line):
-            return number, at - start
-    raise AssertionError(needle)
 
 
 @pytest.fixture(scope="module")
@@ -67,12 +37,12 @@ async def test_a_quick_fix_after_an_edit_lands_where_the_client_has_the_link(acm
     async with session(acme) as s:
         s.open(page, text)
         # the client edits the link's line: "See" becomes "Read"
-        line, _ = position_of(text, "See [")
+        line, _ = position(text, "See [")
         s.edit(page, line, 0, 3, "Read")
-        text = apply(text, T.Range(start=T.Position(line=line, character=0),
+        text = apply_range(text, T.Range(start=T.Position(line=line, character=0),
                                    end=T.Position(line=line, character=3)), "Read")
         # the diagnostics of the edited text (those of the text as opened may arrive first)
-        column = client_lines(text)[line].index("[the api]")
+        column = lines(text)[line].index("[the api]")
         await s.until(lambda: any(d.code == "LINK_BROKEN" and (d.range.start.line, d.range.start.character)
                                   == (line, column) for d in s.diagnostics(page)), timeout=30)
         (diagnostic,) = [d for d in s.diagnostics(page) if d.code == "LINK_BROKEN"]
@@ -81,8 +51,8 @@ async def test_a_quick_fix_after_an_edit_lands_where_the_client_has_the_link(acm
             context=T.CodeActionContext(diagnostics=[diagnostic])))
         fix = next(a for a in actions if isinstance(a, T.CodeAction) and a.kind == T.CodeActionKind.QuickFix)
         (edit,) = fix.edit.changes[page.as_uri()]  # type: ignore[union-attr, index]
-        fixed = apply(text, edit.range, edit.new_text)
-        assert client_lines(fixed)[line] == "Read [the api](./api.md) for more."
+        fixed = apply_range(text, edit.range, edit.new_text)
+        assert lines(fixed)[line] == "Read [the api](./api.md) for more."
         assert f"Intro{separator}continued" in fixed or separator == "\r"
 
 
@@ -93,9 +63,9 @@ async def test_go_to_definition_after_an_edit_on_a_line_with_a_lone_cr(acme: Pat
     async with session(acme) as s:
         s.open(page, text)
         s.edit(page, 2, 0, 7, "Invoicing")
-        text = apply(text, T.Range(start=T.Position(line=2, character=0), end=T.Position(line=2, character=7)),
+        text = apply_range(text, T.Range(start=T.Position(line=2, character=0), end=T.Position(line=2, character=7)),
                      "Invoicing")
-        line, column = position_of(text, "createInvoice")
+        line, column = position(text, "createInvoice")
         found = await s.definition(page, line, column + 2)
         found = found[0] if isinstance(found, list) else found
         assert found is not None and found.uri.endswith("src/billing/invoice.ts")
@@ -130,5 +100,5 @@ def test_the_server_keeps_the_clients_text_through_any_edits(start: str, edits: 
         edit_range = T.Range(start=T.Position(line=line, character=character),
                              end=T.Position(line=line, character=character + length))
         apply_change(document, T.TextDocumentContentChangePartial(range=edit_range, text=new_text))
-        text = apply(text, edit_range, new_text)
+        text = apply_range(text, edit_range, new_text)
         assert document.source == text

@@ -8,23 +8,14 @@ The requests go out as raw JSON and the answers are read as JSON, exactly as an 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from conftest import copy_fixture
 from lsp_client import RawClient
-from test_lsp import find
+from support.positions import find
 
 AUTOMATIC, INVOKED = 2, 1  # CodeActionTriggerKind
-
-
-async def _until(predicate: Any, timeout: float = 60) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_code_actions_are_filtered_by_only_and_trigger_kind(tmp_path: Path) -> None:
@@ -50,11 +41,8 @@ async def test_code_actions_are_filtered_by_only_and_trigger_kind(tmp_path: Path
                                  and d.get("data", {}).get("candidates")), None)
             return None
 
-        await _until(lambda: any(note["method"] == "docbridge/status" and note["params"]["state"] == "ready"
-                                 for note in client.notifications))
-        await _until(lambda: broken_link() is not None)
-        diagnostic = broken_link()
-        assert diagnostic is not None
+        await client.ready(timeout=60)
+        diagnostic = await client.until(broken_link, 60, what="the full model's LINK_BROKEN diagnostic with candidates")
 
         async def actions(only: list[str] | None = None, trigger: int | None = None) -> list[tuple[str, str]]:
             context: dict[str, Any] = {"diagnostics": [diagnostic]}

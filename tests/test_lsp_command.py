@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 from pathlib import Path
 
 from conftest import BIN
-
-
-def _frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+from support.jsonrpc import decode, encode
 
 
 def _responses(output: bytes) -> dict[object, dict[str, object]]:
-    bodies = re.split(rb"Content-Length: \d+\r\n(?:[^\r\n]+\r\n)*\r\n", output)[1:]
-    messages = [json.loads(body) for body in bodies]
-    return {m["id"]: m for m in messages if "id" in m and "method" not in m}
+    return {m["id"]: m for m in decode(output) if "id" in m and "method" not in m}
 
 
 def test_docbridge_lsp_answers_initialize_and_stops_on_exit(tmp_path: Path) -> None:
@@ -29,7 +21,7 @@ def test_docbridge_lsp_answers_initialize_and_stops_on_exit(tmp_path: Path) -> N
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None},
         {"jsonrpc": "2.0", "method": "exit", "params": None},
     ]
-    result = subprocess.run([str(BIN / "docbridge"), "lsp"], input=b"".join(_frame(m) for m in messages),
+    result = subprocess.run([str(BIN / "docbridge"), "lsp"], input=b"".join(encode(m) for m in messages),
                             capture_output=True, timeout=120, cwd=tmp_path, check=False)
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
     responses = _responses(result.stdout)

@@ -14,14 +14,9 @@ from pathlib import Path
 
 import pytest
 from docbridge.lsp.framing import MAX_BODY, invalid_message, read_frames
+from support.jsonrpc import decode, encode
 
 BIN = Path(sys.executable).parent
-
-
-def frame(payload: dict | bytes, length: int | str | None = None, eol: bytes = b"\r\n") -> bytes:
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    size = len(body) if length is None else length
-    return b"Content-Length: " + str(size).encode() + eol + eol + body
 
 
 def read(data: bytes) -> tuple[list[bytes], list[str]]:
@@ -36,32 +31,32 @@ GOOD = json.dumps(PING).encode()
 
 
 def test_well_formed_frames_arrive_whole_with_other_headers_and_lf_only_line_ends() -> None:
-    typed = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n" + frame(PING)
-    bodies, reasons = read(frame(PING) + typed + frame(PING, eol=b"\n"))
+    typed = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n" + encode(PING)
+    bodies, reasons = read(encode(PING) + typed + encode(PING, eol=b"\n"))
     assert bodies == [GOOD, GOOD, GOOD] and reasons == []
 
 
 @pytest.mark.parametrize(("bad", "reason"), [
-    (frame(PING, length="abc"), "Content-Length is not a number ('abc')"),
-    (frame(PING, length="-5"), "Content-Length is not a number ('-5')"),
-    (frame(PING, length="99999999999999999999"), "is larger than"),
+    (encode(PING, length="abc"), "Content-Length is not a number ('abc')"),
+    (encode(PING, length="-5"), "Content-Length is not a number ('-5')"),
+    (encode(PING, length="99999999999999999999"), "is larger than"),
     (GOOD, "bytes outside any frame"),  # a body with no header at all
     (b"Content-Type: text/plain\r\n\r\n" + GOOD, "a frame without a Content-Length header"),
 ])
 def test_a_malformed_frame_is_reported_and_the_next_one_still_arrives(bad: bytes, reason: str) -> None:
-    bodies, reasons = read(bad + frame(PING))
+    bodies, reasons = read(bad + encode(PING))
     assert bodies == [GOOD]
     assert len(reasons) == 1 and reason in reasons[0]
 
 
 def test_a_length_shorter_than_its_body_costs_that_frame_only() -> None:
-    bodies, reasons = read(frame(PING, length=10) + frame(PING))
+    bodies, reasons = read(encode(PING, length=10) + encode(PING))
     assert bodies == [GOOD[:10], GOOD]  # the cut body reaches the protocol, which answers a parse error
     assert len(reasons) == 1 and "outside any frame" in reasons[0]
 
 
 def test_a_stream_that_ends_inside_a_frame_says_so() -> None:
-    assert read(frame(PING, length=500)) == ([], ["the stream ended inside a frame's body"])
+    assert read(encode(PING, length=500)) == ([], ["the stream ended inside a frame's body"])
     assert read(b"Content-Length: 12\r\n") == ([], ["the stream ended inside a frame's header"])
 
 
@@ -86,10 +81,10 @@ class Trickle(io.BytesIO):
 
 
 TRICKLED = [
-    frame(PING) + frame(PING, eol=b"\n"), frame(PING, length="abc") + frame(PING), GOOD + frame(PING),
-    frame(PING, length=10) + frame(PING), frame(PING, length=500), b"Content-Length: 12\r\n",
-    b"Content-Type: text/plain\r\n\r\n" + GOOD + frame(PING), b"\r\n\r\n" + frame(PING) + b"tail",
-    b"X" * 20_000 + b"Content-Length: 40\r\n\r\n" + frame(PING), frame(b"") + frame(PING),
+    encode(PING) + encode(PING, eol=b"\n"), encode(PING, length="abc") + encode(PING), GOOD + encode(PING),
+    encode(PING, length=10) + encode(PING), encode(PING, length=500), b"Content-Length: 12\r\n",
+    b"Content-Type: text/plain\r\n\r\n" + GOOD + encode(PING), b"\r\n\r\n" + encode(PING) + b"tail",
+    b"X" * 20_000 + b"Content-Length: 40\r\n\r\n" + encode(PING), encode(b"") + encode(PING),
 ]
 
 
@@ -104,7 +99,7 @@ def test_frames_fed_a_few_bytes_at_a_time_arrive_as_when_fed_at_once(data: bytes
 
 
 def test_a_header_line_of_megabytes_is_skipped_in_bounded_memory() -> None:
-    bodies, reasons = read(b"X" * 5_000_000 + b"\r\n" + frame(PING))
+    bodies, reasons = read(b"X" * 5_000_000 + b"\r\n" + encode(PING))
     assert bodies == [GOOD] and len(reasons) == 1
 
 
@@ -121,18 +116,12 @@ def _run_server(data: bytes, from_file: Path | None = None) -> tuple[list[dict],
         from_file.write_bytes(data)
         with from_file.open("rb") as stdin:
             done = subprocess.run([str(BIN / "docbridge-lsp")], stdin=stdin, capture_output=True, timeout=120)
-    messages, rest = [], done.stdout
-    while rest:
-        head, _, rest = rest.partition(b"\r\n\r\n")
-        size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.startswith(b"Content-Length"))
-        messages.append(json.loads(rest[:size]))
-        rest = rest[size:]
-    return messages, done.stderr.decode("utf-8", "replace"), done.returncode
+    return decode(done.stdout), done.stderr.decode("utf-8", "replace"), done.returncode
 
 
 def _server_session(prelude: bytes, eol: bytes = b"\r\n") -> tuple[list[dict], str]:
-    data = prelude + frame(INITIALIZE, eol=eol) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, eol=eol) + \
-        frame({"jsonrpc": "2.0", "method": "exit"}, eol=eol)
+    data = prelude + b"".join(encode(message, eol=eol) for message in (
+        INITIALIZE, {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"}))
     messages, stderr, status = _run_server(data)
     assert status == 0, stderr
     assert "Traceback" not in stderr, stderr  # every bad input is reported in one line; a traceback is a bug
@@ -146,12 +135,12 @@ def _served(messages: list[dict]) -> None:
 
 
 BAD_FRAMES = {
-    "not-a-number": frame(PING, length="abc"), "negative": frame(PING, length="-5"),
-    "huge": frame(PING, length="99999999999999999999"), "over-the-cap": frame(PING, length=str(MAX_BODY + 1)),
-    "shorter-than-body": frame(PING, length=10), "no-header": GOOD,
+    "not-a-number": encode(PING, length="abc"), "negative": encode(PING, length="-5"),
+    "huge": encode(PING, length="99999999999999999999"), "over-the-cap": encode(PING, length=str(MAX_BODY + 1)),
+    "shorter-than-body": encode(PING, length=10), "no-header": GOOD,
     "no-content-length": b"Content-Type: application/vscode-jsonrpc\r\n\r\n" + GOOD,
-    "lf-only-not-a-number": frame(PING, length="abc", eol=b"\n"), "empty-length": b"Content-Length: \r\n\r\n" + GOOD,
-    "not-json": b"Content-Length: 7\r\n\r\nnot json", "not-utf8": frame(b'{"jsonrpc": "2.0", "method": "\xff"}'),
+    "lf-only-not-a-number": encode(PING, length="abc", eol=b"\n"), "empty-length": b"Content-Length: \r\n\r\n" + GOOD,
+    "not-json": b"Content-Length: 7\r\n\r\nnot json", "not-utf8": encode(b'{"jsonrpc": "2.0", "method": "\xff"}'),
 }
 
 
@@ -175,7 +164,7 @@ NOT_JSON_RPC = {
 
 @pytest.mark.parametrize("body", list(NOT_JSON_RPC.values()), ids=list(NOT_JSON_RPC))
 def test_json_that_is_no_json_rpc_message_is_an_invalid_request(body: bytes) -> None:
-    messages, stderr = _server_session(frame(body))
+    messages, stderr = _server_session(encode(body))
     errors = [m for m in messages if "error" in m and m.get("id") not in (1, 2)]
     assert len(errors) == 1 and errors[0]["error"]["code"] == -32600, messages
     assert "not a JSON-RPC 2.0 message" in stderr
@@ -183,9 +172,9 @@ def test_json_that_is_no_json_rpc_message_is_an_invalid_request(body: bytes) -> 
 
 
 def test_the_server_reads_a_session_from_a_regular_file_too(tmp_path: Path) -> None:
-    prelude = frame(PING, length="abc")
-    data = prelude + frame(INITIALIZE) + frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + \
-        frame({"jsonrpc": "2.0", "method": "exit"})
+    prelude = encode(PING, length="abc")
+    data = prelude + encode(INITIALIZE) + encode({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + \
+        encode({"jsonrpc": "2.0", "method": "exit"})
     messages, stderr, status = _run_server(data, tmp_path / "session.bin")
     assert status == 0 and "Traceback" not in stderr, stderr
     assert [m["error"]["code"] for m in messages if "error" in m] == [-32700]
@@ -202,7 +191,7 @@ def test_the_server_speaks_with_lf_only_line_ends() -> None:
                                   b"Content-Length: " + str(MAX_BODY).encode() + b"\r\n\r\n{}"],
                          ids=["inside-a-body", "inside-a-header", "inside-a-body-at-the-cap"])
 def test_input_that_ends_inside_a_frame_ends_the_server_with_a_message(tail: bytes) -> None:
-    messages, stderr, status = _run_server(frame(INITIALIZE) + tail)
+    messages, stderr, status = _run_server(encode(INITIALIZE) + tail)
     assert status == 0 and "Traceback" not in stderr
     assert "the stream ended inside a frame" in stderr
     assert messages[0]["id"] == 1 and messages[-1]["error"]["code"] == -32700

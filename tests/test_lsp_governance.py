@@ -8,19 +8,13 @@ from pathlib import Path
 
 from conftest import copy_fixture
 from lsp_client import session
-
-
-def line_of(path: Path, needle: str) -> int:
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in {path}")
+from support.positions import find
 
 
 async def test_a_declared_relation_turns_stale_live_and_back(tmp_path: Path) -> None:
     root = copy_fixture("governance", tmp_path)
     readme, invoice = root / "README.md", root / "src/billing/invoice.ts"
-    declared = line_of(readme, "from: src/billing/invoice.ts")  # declares invoice.ts imports entries.ts
+    declared = find(readme, "from: src/billing/invoice.ts")[0]  # declares invoice.ts imports entries.ts
     original = invoice.read_text(encoding="utf-8")
     import_line = 'import { postEntry } from "../ledger/entries";\n'
     assert import_line in original
@@ -37,7 +31,7 @@ async def test_a_declared_relation_turns_stale_live_and_back(tmp_path: Path) -> 
                     and d.range.start.line == declared]
         assert "was not observed" in stale.message
         # the other declarations keep their outcomes
-        assert ("DECLARED_RELATION_STALE", line_of(readme, "from: src/billing/refund.ts")) in s.codes(readme)
+        assert ("DECLARED_RELATION_STALE", find(readme, "from: src/billing/refund.ts")[0]) in s.codes(readme)
         # restore it
         s.replace_all(invoice, original)
         await s.until(lambda: ("RELATION_CONFIRMED", declared) in s.codes(readme))

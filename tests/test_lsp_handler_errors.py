@@ -13,6 +13,7 @@ import pytest
 from conftest import copy_fixture
 from docbridge.lsp.server import safely
 from lsp_client import RawClient
+from support.jsonrpc import encode
 from test_lsp_large_buffers import just_over
 
 
@@ -46,10 +47,6 @@ def test_a_failing_handler_is_logged_with_its_traceback_and_counted(caplog: pyte
     assert [level for level, _ in server.logged] == ["error", "error"]  # and the client's log hears it
 
 
-def _frame(body: bytes, length: str | None = None) -> bytes:
-    return b"Content-Length: " + (length or str(len(body))).encode() + b"\r\n\r\n" + body
-
-
 async def test_the_robustness_inputs_make_no_handler_fail(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     big = root / "docs/big.md"
@@ -61,8 +58,9 @@ async def test_the_robustness_inputs_make_no_handler_fail(tmp_path: Path) -> Non
             client.send({"method": "initialized", "params": {}})
             await client.ready()
             ping = b'{"jsonrpc": "2.0", "id": 9, "method": "$/ping"}'
-            for bad in (_frame(ping, "abc"), _frame(ping, "-5"), _frame(ping, "99999999999999999999"),
-                        _frame(ping, "10"), ping, _frame(b"not json"), _frame(b"[1, 2]"), _frame(b"null")):
+            for bad in (encode(ping, length="abc"), encode(ping, length="-5"),
+                        encode(ping, length="99999999999999999999"), encode(ping, length=10), ping,
+                        encode(b"not json"), encode(b"[1, 2]"), encode(b"null")):
                 client.write(bad)
             client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": big.as_uri(), "languageId": "markdown", "version": 1, "text": just_over()}}})

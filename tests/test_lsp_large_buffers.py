@@ -16,6 +16,7 @@ from docbridge.engine.base.config import LimitsConfig
 from docbridge.engine.state.transitions import INLINE_CHARS
 from lsp_client import Session, session
 from lsprotocol import types as T
+from support.positions import find
 
 LIMIT = LimitsConfig().max_file_bytes
 QUICK = 5.0  # seconds: an answer that analyzed nothing
@@ -93,8 +94,7 @@ async def assert_not_analyzed(s: Session, path: Path, code: str = "FILE_TOO_LARG
 async def assert_still_answering(s: Session, root: Path) -> None:
     billing = root / "docs/billing.md"
     s.open(billing)
-    line = next(i for i, text in enumerate(billing.read_text().split("\n"))
-                if text.startswith("`createInvoice` is re-exported"))
+    line, _ = find(billing, "`createInvoice` is re-exported")
     found = await asyncio.wait_for(s.definition(billing, line, 3), QUICK)
     found = found[0] if isinstance(found, list) else found
     assert found is not None and found.uri == (root / "src/billing/invoice.ts").as_uri()

@@ -11,6 +11,7 @@ from pathlib import Path
 from conftest import copy_fixture, docbridge_json
 from lsp_client import Session, session
 from lsprotocol import types as T
+from support.wait import wait_until_async
 
 
 def _docs(root: Path) -> list[Path]:
@@ -85,19 +86,28 @@ async def _step(s: Session, root: Path, rng: random.Random, step: int, opened: s
     return f"deleted {_rel(root, path)}"
 
 
+QUIET = 0.5  # seconds without a new diagnostic: the edits' last publish has arrived
+
+
 async def _settle(s: Session) -> None:
-    """Until every earlier message was handled (a round trip) and diagnostics stopped arriving."""
+    """Until every earlier message was handled (a round trip) and diagnostics stopped arriving.
+
+    The quiet period is kept on purpose: no message marks the last publish of a batch of edits, and what this
+    oracle must catch includes a stale publish arriving after the right one, so "they were equal once" is not
+    enough: they must have stopped changing."""
     await s.command("docbridge.search", "settle", 1)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
     quiet_since, last = loop.time(), None
-    while loop.time() - quiet_since < 0.5:
+
+    def quiet() -> bool:
+        nonlocal quiet_since, last
         current = {uri: tuple((str(d.code), d.range.start.line, d.range.start.character) for d in items)
                    for uri, items in s.client.diagnostics.items()}
         if current != last:
             quiet_since, last = loop.time(), current
-        assert loop.time() < deadline, "diagnostics never settled"
-        await asyncio.sleep(0.05)
+        return loop.time() - quiet_since >= QUIET
+
+    await wait_until_async(quiet, 30, interval=0.05, what=f"diagnostics to stop changing for {QUIET} s")
 
 
 def _live(s: Session, root: Path) -> set[tuple[str, str, int, int]]:

@@ -9,12 +9,13 @@ files (`find`) and from the text the test itself sends.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from conftest import copy_fixture
 from lsp_client import RawClient
+from support.jsonrpc import encode
+from support.positions import find, lsp_position, position
 
 from docbridge.bench.synthetic import generate
 
@@ -23,20 +24,6 @@ NEW_LINES = ("\n## Freshly written\n\n"
              "Back to [this section](#freshly-written); broken: [gone](./nowhere-at-all.md).\n"
              "zanzibarquokka is a word only this edit contains.\n"
              "Type here: [next](./aut")
-
-
-def find(path: Path | str, needle: str, text: str | None = None) -> tuple[int, int]:
-    source = text if text is not None else Path(path).read_text(encoding="utf-8")
-    for number, line in enumerate(source.split("\n")):
-        column = line.find(needle)
-        if column >= 0:
-            return number, column
-    raise AssertionError(f"{needle!r} not found")
-
-
-def frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
 
 
 def big_acme(tmp_path: Path, padding: int) -> Path:
@@ -64,19 +51,10 @@ def diagnostics_for(client: RawClient, uri: str) -> list[list[dict[str, Any]]]:
             if n["method"] == "textDocument/publishDiagnostics" and n["params"]["uri"] == uri]
 
 
-async def until(predicate: Any, timeout: float = 120) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
-
-
 def requests_about_the_new_text(uri: str, text: str, first_id: int) -> list[dict[str, Any]]:
     """One request of every kind, each about something only the new text contains."""
     def at(needle: str, offset: int = 1) -> dict[str, int]:
-        line, column = find("", needle, text)
-        return {"line": line, "character": column + offset}
+        return lsp_position(text, needle, shift=offset)
 
     document = {"uri": uri}
     broken = at("[gone](./nowhere-at-all.md)", 0)
@@ -117,7 +95,7 @@ def check_answers(root: Path, answers: dict[int, dict[str, Any]], first_id: int,
     assert definition["uri"] == auth.as_uri() and definition["range"]["start"]["line"] == find(auth, "## Sessions")[0]
     assert result(1)["contents"]["value"].startswith("**document**") and "docs/orders.md" in result(1)[
         "contents"]["value"]
-    self_link = find("", "[this section](#freshly-written)", text)[0]
+    self_link = position(text, "[this section](#freshly-written)")[0]
     assert [r["range"]["start"]["line"] for r in result(2)] == [self_link]
     assert "./auth.md" in [item["label"] for item in result(3)["items"]]
     assert [action["title"] for action in result(4)] == ["Link to docs/storage.md"]
@@ -142,17 +120,17 @@ async def test_requests_in_the_same_write_as_an_edit_see_it_during_the_first_sca
     try:
         client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": uri, "languageId": "markdown", "version": 1, "text": original}}})
-        await until(lambda: bool(diagnostics_for(client, uri)))
+        await client.until(lambda: diagnostics_for(client, uri), 120, what=f"diagnostics for {uri}")
         assert not ready(client), "the first scan ended before the edit: the repository is too small to test this"
         text = original + NEW_LINES
         edit = {"method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}}
         requests = requests_about_the_new_text(uri, text, 10)
-        client.write(b"".join(frame(m) for m in [edit, *requests]))
+        client.write(b"".join(encode(m) for m in [edit, *requests]))
         answers = {m["id"]: await client.response(m["id"], 180) for m in requests}
         check_answers(root, answers, 10, text)
         # the provisional answers (links to files) came before the scan ended
-        broken_line = find("", "[gone]", text)[0]
+        broken_line = position(text, "[gone]")[0]
         assert any(any(d["code"] == "LINK_BROKEN" and d["range"]["start"]["line"] == broken_line for d in published)
                    for published in diagnostics_for(client, uri))
     finally:
@@ -171,7 +149,7 @@ async def test_a_document_opened_during_the_scan_is_answered_at_once(tmp_path: P
             "uri": uri, "languageId": "markdown", "version": 1, "text": text}}}
         request = {"id": 5, "method": "textDocument/definition", "params": {
             "textDocument": {"uri": uri}, "position": {"line": line, "character": column + 3}}}
-        client.write(frame(opened) + frame(request))
+        client.write(encode(opened) + encode(request))
         answer = await client.response(5, 60)
         assert not ready(client), "the first scan ended before the request: the repository is too small"
         result = answer["result"]
@@ -194,8 +172,8 @@ async def test_documents_opened_during_the_scan_get_their_diagnostics_at_once(tm
         for path, body in ((broken, text), (clean, clean.read_text(encoding="utf-8"))):
             client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": path.as_uri(), "languageId": "markdown", "version": 1, "text": body}}})
-        await until(lambda: bool(diagnostics_for(client, broken.as_uri()) and diagnostics_for(client, clean.as_uri())),
-                    60)
+        await client.until(lambda: diagnostics_for(client, broken.as_uri()) and diagnostics_for(client, clean.as_uri()),
+                           60, what="diagnostics for both opened documents")
         assert not ready(client), "the first scan ended before the diagnostics: the repository is too small"
         first = diagnostics_for(client, broken.as_uri())[0]
         assert [(d["code"], d["range"]["start"]["line"]) for d in first] == [
@@ -212,7 +190,7 @@ async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Pat
     original = billing.read_text(encoding="utf-8")
     client = await start(root)
     try:
-        await until(lambda: ready(client), 300)
+        await client.ready(timeout=300)
         client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": uri, "languageId": "markdown", "version": 1, "text": original}}})
         text = original + NEW_LINES
@@ -221,7 +199,7 @@ async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Pat
         edit = {"method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}}
         requests = requests_about_the_new_text(uri, text, 10)
-        client.write(b"".join(frame(m) for m in [search, edit, *requests[:7]]))
+        client.write(b"".join(encode(m) for m in [search, edit, *requests[:7]]))
         order: list[int] = []
 
         async def wait(id_: int) -> dict[str, Any]:
@@ -234,7 +212,7 @@ async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Pat
         # every request about the edit was answered before the index build the search started had finished
         assert order.index(100) == len(order) - 1, order
         requests_rest = requests[7:]
-        client.write(b"".join(frame(m) for m in requests_rest))
+        client.write(b"".join(encode(m) for m in requests_rest))
         for m in requests_rest:
             answers[m["id"]] = await client.response(m["id"], 180)
         check_answers(root, answers, 10, text)

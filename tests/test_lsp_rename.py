@@ -11,16 +11,10 @@ from typing import Any
 from conftest import copy_fixture, docbridge_json
 from lsp_client import session
 from lsprotocol import types as T
+from support.positions import apply_range, find
 
 BROKEN = ("LINK_BROKEN", "LINK_ANCHOR_MISSING", "MENTION_UNRESOLVED", "COVERS_TARGET_MISSING",
           "OWNERSHIP_PATH_UNOBSERVED")
-
-
-def find(path: Path, needle: str) -> tuple[int, int]:
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        if needle in line:
-            return number, line.index(needle)
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 def broken(root: Path) -> set[tuple[str, str]]:
@@ -46,13 +40,13 @@ def apply(root: Path, edit: T.WorkspaceEdit | None) -> list[tuple[Path, Path]]:
             moves.append((path_of(root, change.old_uri), path_of(root, change.new_uri)))
     for uri, edits in per_file.items():
         file = path_of(root, uri)
-        lines = file.read_text(encoding="utf-8").split("\n")
+        text = file.read_text(encoding="utf-8")
         for item in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
             start, end = item.range.start, item.range.end
             assert start.line == end.line
-            line = lines[start.line]  # ASCII fixture lines: UTF-16 columns are character columns
-            lines[start.line] = line[:start.character] + item.new_text + line[end.character:]
-        file.write_text("\n".join(lines), encoding="utf-8")
+            # ASCII fixture lines: UTF-16 columns are character columns
+            text = apply_range(text, item.range, item.new_text)
+        file.write_text(text, encoding="utf-8")
     for old, new in moves:
         new.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(old), str(new))

@@ -13,6 +13,8 @@ from typing import Any
 from conftest import copy_fixture
 from lsp_client import Session, session
 from lsprotocol import types as T
+from support.positions import find
+from support.wait import not_before_async
 
 # docs/architecture.md:58 is `[old deployment notes](./deployment-v1.md)` (0-based 57); docs/billing.md has
 # "`createInvoice` is re-exported ..." whose definition is src/billing/invoice.ts.
@@ -51,8 +53,7 @@ async def test_the_scan_finishes_and_serves_every_other_file(tmp_path: Path) -> 
         s.open(architecture)
         await s.until(lambda: ("LINK_BROKEN", BROKEN_LINK_LINE) in s.codes(architecture), 30)
         s.open(billing)
-        line = next(i for i, text in enumerate(billing.read_text(encoding="utf-8").split("\n"))
-                    if text.startswith("`createInvoice` is re-exported"))
+        line, _ = find(billing, "`createInvoice` is re-exported")
         found = await asyncio.wait_for(s.definition(billing, line, 3), 20)
         found = found[0] if isinstance(found, list) else found
         assert found is not None and found.uri == (root / "src/billing/invoice.ts").as_uri()
@@ -96,8 +97,7 @@ async def test_an_invalid_configuration_value_is_said_and_the_server_keeps_servi
         config.write_text(json.dumps({k: v for k, v in data.items() if k != "retrieval"}), encoding="utf-8")
         s.watched((config, T.FileChangeType.Changed))
         await s.until(lambda: last_status(s, "state") == "ready", 60)
-        line = next(i for i, text in enumerate(billing.read_text(encoding="utf-8").split("\n"))
-                    if text.startswith("`createInvoice` is re-exported"))
+        line, _ = find(billing, "`createInvoice` is re-exported")
         found = await asyncio.wait_for(s.definition(billing, line, 3), 20)
         found = found[0] if isinstance(found, list) else found
         assert found is not None and found.uri == (root / "src/billing/invoice.ts").as_uri()
@@ -116,6 +116,11 @@ async def test_a_docbridge_folder_that_is_a_link_is_said_and_nothing_is_written_
         await s.until(lambda: any(m.type == T.MessageType.Error for m in s.client.messages), 60)
         (message,) = [m.message for m in s.client.messages if m.type == T.MessageType.Error]
         assert ".docbridge" in message and "link" in message
-        s.open(root / "docs/billing.md")
-        await asyncio.sleep(1)  # whatever it would write for an open document has had its chance
-    assert list(outside.iterdir()) == []
+        billing = root / "docs/billing.md"
+        s.open(billing)
+        # what the server writes for an open document comes before it publishes the document's diagnostics (the
+        # codes page they link to): once they are here, nothing was written through the link
+        await not_before_async(lambda: billing.as_uri() in s.client.diagnostics, lambda: list(outside.iterdir()),
+                               20, what="the open document's diagnostics",
+                               unwanted_what="a file written through the .docbridge link")
+    assert list(outside.iterdir()) == []  # nor at shutdown (the server has exited)

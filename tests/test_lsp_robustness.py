@@ -14,6 +14,8 @@ import pytest
 from conftest import copy_fixture
 from lsp_client import RawClient, session
 from lsprotocol import types as T
+from support.jsonrpc import encode
+from support.positions import find
 
 from docbridge.bench.synthetic import generate
 
@@ -21,8 +23,7 @@ from docbridge.bench.synthetic import generate
 async def _still_correct(s: Any, root: Path) -> None:
     billing = root / "docs/billing.md"
     s.open(billing)
-    lines = billing.read_text().split("\n")
-    line = next(i for i, text in enumerate(lines) if text.startswith("`createInvoice` is re-exported"))
+    line, _ = find(billing, "`createInvoice` is re-exported")
     result = await s.definition(billing, line, 3)
     (location,) = result if isinstance(result, list) else [result]
     assert location.uri == (root / "src/billing/invoice.ts").as_uri()
@@ -91,8 +92,7 @@ async def test_malformed_and_hostile_requests(tmp_path: Path) -> None:
         with contextlib.suppress(TimeoutError):
             await client.response(400, timeout=5)
         # and the server still answers correctly
-        line = next(i for i, text in enumerate(billing.read_text().split("\n"))
-                    if text.startswith("`createInvoice` is re-exported"))
+        line, _ = find(billing, "`createInvoice` is re-exported")
         answer = await client.request(500, "textDocument/definition", {
             "textDocument": {"uri": billing.as_uri()}, "position": {"line": line, "character": 3}})
         result = answer["result"]
@@ -191,8 +191,7 @@ async def test_a_huge_buffer_is_not_analyzed_and_the_server_keeps_answering(tmp_
         # 50 MB of ordinary Markdown lines, each with a path mention and a link: far over limits.maxFileBytes
         s.open(huge, "# Huge\n\n" + "Line with `src/x.ts` and [y](z.md).\n" * 1_400_000)
         s.open(billing)
-        line = next(i for i, text in enumerate(billing.read_text().split("\n"))
-                    if text.startswith("`createInvoice` is re-exported"))
+        line, _ = find(billing, "`createInvoice` is re-exported")
         found = await asyncio.wait_for(s.definition(billing, line, 3), 60)
         found = found[0] if isinstance(found, list) else found
         assert found is not None and found.uri == (root / "src/billing/invoice.ts").as_uri()
@@ -217,7 +216,7 @@ async def test_a_frame_nested_too_deeply_is_answered_and_the_request_after_it_in
         deep = b"[" * 200_000 + b"]" * 200_000
         request = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
                               "params": {"query": "invoice"}}).encode()
-        client.write(b"".join(f"Content-Length: {len(body)}\r\n\r\n".encode() + body for body in (deep, request)))
+        client.write(encode(deep) + encode(request))
         answer = await client.response(2, timeout=30)  # not held back until another message arrives
         assert "result" in answer
     finally:

@@ -9,7 +9,8 @@ from typing import Any
 
 from conftest import copy_fixture
 from lsp_client import RawClient
-from test_lsp_ordering import find, frame, until
+from support.jsonrpc import encode
+from support.positions import find
 
 VSCODE_LIKE = {"general": {"positionEncodings": ["utf-16"]},
                "textDocument": {"synchronization": {"didSave": True, "willSave": True},
@@ -94,13 +95,10 @@ async def test_frames_sent_with_initialize_in_one_write_are_all_handled(tmp_path
     await initialize(answers, {})
     client = await RawClient.start(env={"DOCBRIDGE_INITIALIZE_ANSWERS": str(answers)})
     try:
-        frames = b""
-        for message in ({"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {},
-                                                                     "rootUri": None}},
-                        {"method": "initialized", "params": {}},
-                        {"id": 2, "method": "$/unknown", "params": {}}):
-            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-            frames += b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        frames = b"".join(encode(message) for message in (
+            {"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}, "rootUri": None}},
+            {"method": "initialized", "params": {}},
+            {"id": 2, "method": "$/unknown", "params": {}}))
         client.write(frames[:-7])  # the last frame arrives in two pieces
         await client.response(1, 60)
         client.write(frames[-7:])
@@ -118,7 +116,7 @@ async def _session(answers: Path, root: Path, opened: list[tuple[Path, str]]) ->
     messages = [{"method": "initialized", "params": {}}] + [
         {"method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": path.as_uri(), "languageId": "markdown", "version": 1, "text": text}}} for path, text in opened]
-    client.write(b"".join(frame(m) for m in messages))
+    client.write(b"".join(encode(m) for m in messages))
     return client
 
 
@@ -139,18 +137,23 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
     client = await _session(answers, root, [(document, text), (orders, clean)])
     try:
         await client.ready(timeout=120)
-        await until(lambda: any(d for _, d in _published(client, document.as_uri())), 60)
-        last = _published(client, document.as_uri())[-1][1]
-        codes = {d["code"] for d in last}
-        assert {"LINK_BROKEN", "MENTION_UNRESOLVED"} <= codes, codes
+
+        def full_model() -> list[dict[str, Any]] | None:
+            """The newest diagnostics of the document once they are the full model's (the provisional ones,
+            published first, have the broken link only)."""
+            published = _published(client, document.as_uri())
+            newest = published[-1][1] if published else []
+            return newest if {"LINK_BROKEN", "MENTION_UNRESOLVED"} <= {d["code"] for d in newest} else None
+
+        last = await client.until(full_model, 60, what="the full model's LINK_BROKEN and MENTION_UNRESOLVED")
     finally:
         await client.stop()  # shutdown keeps the open documents' diagnostics
     assert (root / ".docbridge/cache/open-diagnostics.json").is_file()
 
     again = await _session(answers, root, [(document, text), (orders, clean)])
     try:
-        await until(lambda: bool(_published(again, document.as_uri())) and bool(_published(again, orders.as_uri())),
-                    60)
+        await again.until(lambda: _published(again, document.as_uri()) and _published(again, orders.as_uri()), 60,
+                          what="diagnostics for both documents")
         ready = await again.ready(timeout=120)
         position = again.notifications.index(next(n for n in again.notifications if n["method"] == "docbridge/status"
                                                    and n["params"] == ready))
@@ -158,7 +161,8 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
         assert first < position and diagnostics == last, "the kept set, published before the scan ended"
         first, diagnostics = _published(again, orders.as_uri())[0]
         assert first < position and diagnostics == []
-        await until(lambda: len(_published(again, document.as_uri())) >= 2, 60)  # the full model's, which agree
+        await again.until(lambda: len(_published(again, document.as_uri())) >= 2, 60,
+                          what="a second publish for the document")  # the full model's, which agree
         assert _published(again, document.as_uri())[-1][1] == last
     finally:
         await again.stop()
@@ -167,7 +171,7 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
     for _ in range(2):
         quick = await _session(answers, root, [(document, text)])
         try:
-            await until(lambda q=quick: bool(_published(q, document.as_uri())), 60)
+            await quick.until(lambda q=quick: _published(q, document.as_uri()), 60, what="diagnostics for the document")
             assert _published(quick, document.as_uri())[0][1] == last
         finally:
             await quick.stop()
@@ -177,7 +181,8 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
     third = await _session(answers, root, [(document, changed)])
     try:
         await third.ready(timeout=120)
-        await until(lambda: len(_published(third, document.as_uri())) >= 2, 60)
+        await third.until(lambda: len(_published(third, document.as_uri())) >= 2, 60,
+                          what="a second publish for the document")
         assert all(diagnostics != last for _, diagnostics in _published(third, document.as_uri()))
         broken = sum(d["code"] == "LINK_BROKEN" for d in last)
         assert sum(d["code"] == "LINK_BROKEN" for d in _published(third, document.as_uri())[-1][1]) == broken + 1

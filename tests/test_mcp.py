@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ pytest.importorskip("watchfiles", reason="the MCP server needs the `mcp` extra (
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from support.wait import wait_until, wait_until_async
 
 from tests.conftest import BIN
 
@@ -55,16 +55,6 @@ async def error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} {arguments} should fail, got {result.structured_content}"
     return str(result.content[0].text)
-
-
-async def eventually(check: Any, deadline: float = 20.0) -> Any:
-    """Poll an async check until it returns something truthy (freshness is asserted, not timed)."""
-    end = time.monotonic() + deadline
-    while True:
-        value = await check()
-        if value or time.monotonic() > end:
-            return value
-        await anyio.sleep(0.1)
 
 
 # ------------------------------------------------------------------------------------------------ tools and schemas
@@ -243,21 +233,25 @@ async def test_a_document_written_on_disk_is_found_and_gone_once_deleted_without
     async with serve(acme, "--debounce-ms", "50") as client:
         assert "docs/zanzibar.md" not in await hits("zanzibarquux")
         planted.write_text("# Zanzibarquux\n\nHow `createInvoice` numbers zanzibarquux invoices.\n", encoding="utf-8")
-        assert await eventually(lambda: _contains(hits("zanzibarquux"), "docs/zanzibar.md"))
+        await wait_until_async(lambda: _contains(hits("zanzibarquux"), "docs/zanzibar.md"), interval=0.1,
+                               what="search to find the document written on disk")
         lookup = await call(client, "knowledge.lookup", {"path": "src/billing/invoice.ts"})
         assert "docs/zanzibar.md" in {d["path"] for d in lookup["documents"]["mentioning"]}
         # an ignored directory is never indexed, whatever it holds
         (acme / "node_modules" / "pkg").mkdir(parents=True)
         (acme / "node_modules" / "pkg" / "readme.md").write_text("# zanzibarquux vendored\n", encoding="utf-8")
         planted.unlink()
-        assert await eventually(lambda: _lacks(hits("zanzibarquux"), "docs/zanzibar.md"))
+        await wait_until_async(lambda: _lacks(hits("zanzibarquux"), "docs/zanzibar.md"), interval=0.1,
+                               what="search to lose the deleted document")
         assert await hits("zanzibarquux") == []
         moved = acme / "docs" / "moved"
         moved.mkdir()
         (moved / "kilimanjaro.md").write_text("# Kilimanjaroquux\n", encoding="utf-8")
-        assert await eventually(lambda: _contains(hits("kilimanjaroquux"), "docs/moved/kilimanjaro.md"))
+        await wait_until_async(lambda: _contains(hits("kilimanjaroquux"), "docs/moved/kilimanjaro.md"), interval=0.1,
+                               what="search to find the document in a new directory")
         moved.rename(acme / "docs" / "elsewhere")  # a directory moved as a whole
-        assert await eventually(lambda: _contains(hits("kilimanjaroquux"), "docs/elsewhere/kilimanjaro.md"))
+        await wait_until_async(lambda: _contains(hits("kilimanjaroquux"), "docs/elsewhere/kilimanjaro.md"),
+                               interval=0.1, what="search to find the document in the moved directory")
         assert "docs/moved/kilimanjaro.md" not in await hits("kilimanjaroquux")
 
 
@@ -306,7 +300,7 @@ async def test_a_call_past_the_scan_timeout_is_a_clear_error_and_a_later_one_ans
         async def answered() -> bool:
             result = await client.call_tool("knowledge.search", {"query": "invoice", "limit": 1})
             return not result.is_error
-        assert await eventually(answered, deadline=120)
+        await wait_until_async(answered, 120, interval=0.1, what="a search answered once the first scan ended")
 
 
 def test_a_client_that_disconnects_mid_call_ends_the_server_cleanly(large_repo: Path) -> None:
@@ -348,11 +342,10 @@ async def test_streamable_http_on_the_loopback_interface(acme: Path) -> None:
                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        for _ in range(200):
+        def listening() -> bool:
             with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+                return probe.connect_ex(("127.0.0.1", port)) == 0
+        wait_until(listening, 20, interval=0.1, what=f"the MCP server to listen on port {port}")
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             found = await call(client, "knowledge.search", {"query": "createInvoice", "limit": 1})
         assert found["results"][0]["path"] == "src/billing/invoice.ts"

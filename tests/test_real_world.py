@@ -16,23 +16,12 @@ from urllib.parse import unquote, urlparse
 
 from conftest import docbridge_json, make_repo
 from lsp_client import session
+from support.positions import find
 
 
 def findings(root: Path) -> set[tuple[str, str, int]]:
     report = docbridge_json("check", "--root", str(root), "--format", "json", "--fail-on", "never")
     return {(f["code"], f["path"], f["range"]["start"]["line"] + 1) for f in report["findings"]}
-
-
-def find(path: Path, needle: str, occurrence: int = 1) -> tuple[int, int]:
-    seen = 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        column = line.find(needle)
-        while column >= 0:
-            seen += 1
-            if seen == occurrence:
-                return number, column
-            column = line.find(needle, column + 1)
-    raise AssertionError(f"{needle!r} not in {path}")
 
 
 TRUE_FINDINGS = {

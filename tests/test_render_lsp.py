@@ -8,18 +8,11 @@ from pathlib import Path
 
 from lsp_client import session
 from lsprotocol import types as T
+from support.positions import apply_range
 
 from tests.conftest import copy_fixture, docbridge
 
 CLOSE = "<!-- /doc-bridge:generated -->"
-
-
-def _apply(text: str, edit: T.TextEdit) -> str:
-    lines = text.split("\n")
-    start, end = edit.range.start, edit.range.end
-    before = "\n".join([*lines[:start.line], lines[start.line][:start.character]])
-    after = "\n".join([lines[end.line][end.character:], *lines[end.line + 1:]])
-    return before + edit.new_text + after
 
 
 async def test_stale_region_after_a_ts_edit_and_regenerate_clears_it(tmp_path: Path) -> None:
@@ -52,7 +45,7 @@ async def test_stale_region_after_a_ts_edit_and_regenerate_clears_it(tmp_path: P
         assert regenerate.kind == T.CodeActionKind.QuickFix
         (edit,) = regenerate.edit.changes[doc.as_uri()]  # type: ignore[union-attr, index]
         assert "`VAT_REVIEWED`" in edit.new_text
-        text = _apply(doc.read_text(encoding="utf-8"), edit)
+        text = apply_range(doc.read_text(encoding="utf-8"), edit.range, edit.new_text)
         assert text.startswith("# Billing area\n\nBy hand.\n\n<!-- doc-bridge:generated hash=")
         assert text.endswith(f"{CLOSE}\n\nAfter.\n")
         s.replace_all(doc, text)

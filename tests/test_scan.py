@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, docbridge, docbridge_json
+from support.positions import find
 
 ACME = FIXTURES / "acme"
 
@@ -44,13 +45,6 @@ def relation(snapshot: dict[str, Any], source: str, kind: str, target: str, symb
                 symbol is None or rel["metadata"].get("symbol") == symbol):
             return rel
     raise AssertionError(f"no relation {source} {kind} {target}")
-
-
-def line_col(path: str, needle: str, line: int) -> tuple[int, int]:
-    """0-based (line, column) of `needle` on 1-based `line` of a fixture file."""
-    text = (ACME / path).read_text(encoding="utf-8").split("\n")[line - 1]
-    assert needle in text, (needle, text)
-    return line - 1, text.index(needle)
 
 
 def test_snapshot_shape_and_content_hash(acme_snapshot: dict[str, Any]) -> None:
@@ -104,19 +98,19 @@ def test_document_entity_data(acme_snapshot: dict[str, Any]) -> None:
 def test_mentions_and_links_carry_line_and_column(acme_snapshot: dict[str, Any]) -> None:
     rel = relation(acme_snapshot, "document:docs/billing.md", "mentions-symbol", "module:src/billing/invoice.ts",
                    "createInvoice")
-    line, column = line_col("docs/billing.md", "`createInvoice`", 20)
+    line, column = find(ACME / "docs/billing.md", "`createInvoice`", line=20 - 1)
     assert (rel["evidence"][0]["line"], rel["evidence"][0]["column"]) == (line, column)
     assert rel["evidence"][0]["end_column"] == column + len("`createInvoice`")
     assert rel["evidence"][0]["content_hash"] == hashlib.sha256((ACME / "docs/billing.md").read_bytes()).hexdigest()
 
     rel = relation(acme_snapshot, "document:docs/billing.md", "mentions", "module:src/billing/invoice.ts")
-    assert (rel["evidence"][0]["line"], rel["evidence"][0]["column"]) == line_col(
-        "docs/billing.md", "`src/billing/invoice.ts`", 20)
+    assert (rel["evidence"][0]["line"], rel["evidence"][0]["column"]) == find(
+        ACME / "docs/billing.md", "`src/billing/invoice.ts`", line=20 - 1)
 
     rel = relation(acme_snapshot, "document:docs/billing.md", "links-to", "document:docs/architecture.md")
     assert rel["metadata"]["anchors"] == ["why-orders-and-billing-import-each-other"]
-    assert (rel["evidence"][0]["line"], rel["evidence"][0]["column"]) == line_col(
-        "docs/billing.md", "[why orders and billing", 16)
+    assert (rel["evidence"][0]["line"], rel["evidence"][0]["column"]) == find(
+        ACME / "docs/billing.md", "[why orders and billing", line=16 - 1)
 
     # a directory in backticks mentions its area; a package name mentions the package
     rel = relation(acme_snapshot, "document:docs/billing.md", "mentions", "area:src/billing")

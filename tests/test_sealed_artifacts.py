@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import BIN, copy_fixture
+from tests.conftest import copy_fixture, docbridge
 
 pytestmark = pytest.mark.attack("artifacts")
 
@@ -27,11 +27,7 @@ SEALED = ("cache/facts.json", "cache/findings.json", "cache/scan-state.json", "i
 
 
 def _run(root: Path, *args: str, key: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if key is not None:
-        env["DOCBRIDGE_SEAL_KEY_FILE"] = str(key)
-    return subprocess.run([str(BIN / "docbridge"), *args, "--root", str(root)], capture_output=True, text=True,
-                          timeout=300, check=False, env=env)
+    return docbridge(*args, "--root", str(root), env={"DOCBRIDGE_SEAL_KEY_FILE": str(key)} if key is not None else None)
 
 
 def _every_artifact(root: Path, key: Path | None = None) -> dict[str, Any]:

@@ -5,13 +5,10 @@ whose vectors are a hash of the text (identical text, identical vector)."""
 
 from __future__ import annotations
 
-import hashlib
 import http.server
 import json
-import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +16,9 @@ from typing import Any
 import pytest
 from docbridge.engine.retrieval.fusion import fuse, rrf
 from docbridge.engine.semantic.chunks import chunk_markdown, chunk_module
+from support.embeddings import read_json, send_json, serve_posts, vector
 
-from tests.conftest import BIN, copy_fixture, docbridge, make_repo, user_settings
+from tests.conftest import copy_fixture, docbridge, make_repo, user_settings
 
 # ------------------------------------------------------------------------------------------------ chunks
 
@@ -147,50 +145,30 @@ class Stub:
         self.requests = []
 
 
-def _vector(text: str, dim: int) -> list[float]:
-    digest = hashlib.sha256(text.encode()).digest()
-    return [(digest[i] - 128) / 128 for i in range(dim)]
-
-
 @pytest.fixture
 def stub() -> Iterator[tuple[Stub, str]]:
     state = Stub()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            return None
+    def answer(request: http.server.BaseHTTPRequestHandler) -> None:
+        body = read_json(request)
+        state.requests.append({"path": request.path, "auth": request.headers.get("Authorization"), "body": body})
+        if state.mode == "error":
+            request.send_response(500)
+            request.end_headers()
+            request.wfile.write(b"internal error")
+            return
+        if state.mode == "garbage":
+            payload: Any = b"<html>not json</html>"
+        elif state.mode == "nonnumeric":
+            payload = {"data": [{"index": i, "embedding": ["x"] * state.dim} for i, _ in enumerate(body["input"])]}
+        else:
+            dim = state.dim + (1 if state.mode == "wrong-dim" else 0)
+            payload = {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": vector(text, dim)}
+                                                  for i, text in enumerate(body["input"])]}
+        send_json(request, payload)
 
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-            if state.mode == "error":
-                self.send_response(500)
-                self.end_headers()
-                self.wfile.write(b"internal error")
-                return
-            if state.mode == "garbage":
-                payload = b"<html>not json</html>"
-            elif state.mode == "nonnumeric":
-                payload = json.dumps({"data": [{"index": i, "embedding": ["x"] * state.dim}
-                                               for i, _ in enumerate(body["input"])]}).encode()
-            else:
-                dim = state.dim + (1 if state.mode == "wrong-dim" else 0)
-                payload = json.dumps({"object": "list", "data": [
-                    {"object": "embedding", "index": i, "embedding": _vector(text, dim)}
-                    for i, text in enumerate(body["input"])]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(payload)
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_posts(answer) as url:
+        yield state, url
 
 
 def _configure(root: Path, **index: Any) -> None:
@@ -201,8 +179,7 @@ def _configure(root: Path, **index: Any) -> None:
 
 
 def _run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "docbridge"), *args, "--root", str(root)], capture_output=True, text=True,
-                          timeout=300, check=False, env={**os.environ, **(env or {})})
+    return docbridge(*args, "--root", str(root), env=env)
 
 
 def _search(root: Path, query: str, *extra: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
@@ -402,9 +379,8 @@ def test_invalid_embed_configuration_is_a_usage_error(tmp_path: Path) -> None:
 
 
 async def test_language_server_search_goes_hybrid_once_vectors_are_built(tmp_path: Path) -> None:
-    import asyncio
-
     from lsprotocol import types as T
+    from support.wait import wait_until_async
 
     from tests.lsp_client import session
     root = copy_fixture("acme", tmp_path)
@@ -414,13 +390,10 @@ async def test_language_server_search_goes_hybrid_once_vectors_are_built(tmp_pat
     async with session(root) as s:
         first = await s.command("docbridge.search", "how are refunds of invoices computed", 5)
         assert first["results"]  # answered at once, lexically while the vectors are being built
-        for _ in range(200):
+        async def semantic() -> bool:
             found = await s.command("docbridge.search", "how are refunds of invoices computed", 5)
-            if any("chunk_id" in e for r in found["results"] for e in r["evidence"]):
-                break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the language server never answered with the semantic index")
+            return any("chunk_id" in e for r in found["results"] for e in r["evidence"])
+        await wait_until_async(semantic, 60, interval=0.1, what="a search answered with the semantic index")
         assert (root / ".docbridge/semantic/meta.json").is_file()
         symbols = await s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="createInvoice"))
         assert symbols and symbols[0].location.uri == (root / "src/billing/invoice.ts").as_uri()

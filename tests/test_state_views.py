@@ -5,7 +5,6 @@ made meanwhile derives its findings from that build instead of from nothing."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from docbridge.engine.state.model_state import ModelState, Pending
 from docbridge.engine.state.transitions import Change, apply_changes
 from docbridge.engine.views.reconcile import FINDINGS_INDEX, FindingsIndex, findings_index_of
 from docbridge.engine.workspace import Workspace
+from support.wait import WatchedEvent
 
 
 def _state(tmp_path: Path) -> ModelState:
@@ -38,9 +38,12 @@ def test_a_view_being_built_is_waited_for_not_built_twice(tmp_path: Path) -> Non
     first = threading.Thread(target=lambda: results.append(state.view("slow", slow)), name="first")
     first.start()
     assert started.wait(10)
+    under_way = state._views["slow"]
+    assert type(under_way) is Pending
+    under_way.done = watched = WatchedEvent()  # says when a caller starts waiting for the build
     second = threading.Thread(target=lambda: results.append(state.view("slow", slow)), name="second")
     second.start()
-    time.sleep(0.05)
+    assert watched.waiting.wait(10), "the second caller never waited for the build under way"
     assert second.is_alive() and not state.has_view("slow")  # waiting; a view under way is not "had"
     release.set()
     first.join(10)
@@ -78,14 +81,17 @@ def test_a_failed_build_is_built_again_by_the_one_waiting(tmp_path: Path) -> Non
 def test_an_edit_made_while_the_findings_are_derived_starts_from_them(tmp_path: Path) -> None:
     state = _state(tmp_path)
     pending = Pending()
+    pending.done = watched = WatchedEvent()  # says when the edit's derivation starts waiting for it
     state._views[FINDINGS_INDEX.name] = pending  # the derivation after a scan, under way in a worker
     text = (state.root / "docs/orders.md").read_text(encoding="utf-8") + "\nSee [gone](./gone.md).\n"
     edited = apply_changes(state, [Change("docs/orders.md", text)])[0]
     seed = edited.seeds.get(FINDINGS_INDEX.name)
     assert seed is not None and seed.value is pending  # not dropped: the child waits for it
 
-    def finish() -> None:
-        time.sleep(0.05)
+    waited: list[bool] = []
+
+    def finish() -> None:  # finishes once the edit's derivation waits for it (and in any case, never to hang it)
+        waited.append(watched.waiting.wait(10))
         value = FindingsIndex.derive(state, None)
         pending.value = value
         state._views[FINDINGS_INDEX.name] = value
@@ -95,6 +101,7 @@ def test_an_edit_made_while_the_findings_are_derived_starts_from_them(tmp_path: 
     worker.start()
     derived = findings_index_of(edited)
     worker.join(10)
+    assert waited == [True], "the edit's derivation did not wait for the one under way"
     base = state._views[FINDINGS_INDEX.name]
     assert derived.base is not None and derived.base() is base  # derived from the scan's, not from nothing
     assert derived.changed_since(base) == {"docs/orders.md"}

@@ -9,20 +9,20 @@ receives.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import http.server
 import json
 import os
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.embeddings import read_json, send_json, serve_posts, vector
+from support.wait import not_before_async, wait_until_async
 
-from tests.conftest import BIN, copy_fixture, user_settings
+from tests.conftest import BIN, copy_fixture, docbridge, user_settings
 
 pytestmark = pytest.mark.attack("network and agent programs")
 
@@ -39,56 +39,35 @@ class Endpoint:
         self.url = ""
 
 
-def _vector(text: str) -> list[float]:
-    digest = hashlib.sha256(text.encode()).digest()
-    return [(digest[i] - 128) / 128 for i in range(8)]
-
-
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     state = Endpoint()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            return None
+    def answer(request: http.server.BaseHTTPRequestHandler) -> None:
+        body = read_json(request)
+        state.requests.append({"auth": request.headers.get("Authorization"), "body": body})
+        try:
+            if state.mode == "trickle":
+                request.send_response(200)
+                request.end_headers()
+                while True:
+                    request.wfile.write(b" ")
+                    request.wfile.flush()
+                    time.sleep(0.2)  # kept: a byte every 0.2 s is the slow endpoint under test
+            if state.mode == "endless":
+                request.send_response(200)
+                request.end_headers()
+                chunk = b"9" * 65536
+                while True:
+                    request.wfile.write(chunk)
+            vectors = [{"index": i, "embedding": vector(text)} for i, text in enumerate(body["input"])]
+            send_json(request, {"data": vectors}, length=True)
+        except OSError:  # the client hung up: what a deadline or a size cap does
+            return
 
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"auth": self.headers.get("Authorization"), "body": body})
-            try:
-                if state.mode == "trickle":
-                    self.send_response(200)
-                    self.end_headers()
-                    while True:
-                        self.wfile.write(b" ")
-                        self.wfile.flush()
-                        time.sleep(0.2)
-                if state.mode == "endless":
-                    self.send_response(200)
-                    self.end_headers()
-                    chunk = b"9" * 65536
-                    while True:
-                        self.wfile.write(chunk)
-                payload = json.dumps({"data": [{"index": i, "embedding": _vector(text)}
-                                               for i, text in enumerate(body["input"])]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except OSError:  # the client hung up: what a deadline or a size cap does
-                return
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serve_posts(answer) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _repository(tmp_path: Path, embed: dict[str, Any] | None = None, **extra: Any) -> Path:
@@ -103,8 +82,7 @@ def _repository(tmp_path: Path, embed: dict[str, Any] | None = None, **extra: An
 
 
 def _run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "docbridge"), *args, "--root", str(root)], capture_output=True, text=True,
-                          timeout=120, check=False, env={**os.environ, "CLOUD_TOKEN": SECRET, **(env or {})})
+    return docbridge(*args, "--root", str(root), timeout=120, env={"CLOUD_TOKEN": SECRET, **(env or {})})
 
 
 def _semantic(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -199,13 +177,10 @@ async def test_the_language_server_keeps_answering_while_an_endpoint_trickles(
         monkeypatch.setenv(key, value)
     billing = root / "docs/billing.md"
     async with session(root) as s:
-        for _ in range(300):  # the vectors are built in the background from the endpoint
+        async def semantic() -> bool:  # the vectors are built in the background from the endpoint
             found = await s.command("docbridge.search", "refunds of invoices", 5)
-            if any("chunk_id" in e for r in found["results"] for e in r["evidence"]):
-                break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the semantic index was never built")
+            return any("chunk_id" in e for r in found["results"] for e in r["evidence"])
+        await wait_until_async(semantic, 60, interval=0.1, what="a search answered with the semantic index")
         endpoint.mode = "trickle"
         asked = len(endpoint.requests)
         symbols = asyncio.ensure_future(s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="refunds")))
@@ -218,13 +193,22 @@ async def test_the_language_server_keeps_answering_while_an_endpoint_trickles(
 async def test_the_mcp_server_never_sends_to_a_repositorys_endpoint(tmp_path: Path, endpoint: Endpoint) -> None:
     pytest.importorskip("mcp", reason="the MCP server needs the `mcp` extra (make test installs it)")
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
     root = _repository(tmp_path, {"baseUrl": endpoint.url, "model": "m", "apiKeyEnv": "CLOUD_TOKEN"})
     params = StdioServerParameters(command=str(BIN / "docbridge"), args=["mcp", "--root", str(root)],
                                    env={**os.environ, "CLOUD_TOKEN": SECRET})
-    async with Client(params, read_timeout_seconds=120) as client:
-        for _ in range(3):
+    log = tmp_path / "server.log"
+    with log.open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+            for _ in range(3):
+                result = await client.call_tool("knowledge.search", {"query": "refunds of invoices"})
+                assert not result.is_error
+            # the vectors are built in the background after the first search: it says it will not send, and why
+            # (the positive event: after it, that update sends nothing, and searches embed nothing without it)
+            await not_before_async(lambda: "only your own settings decide" in log.read_text(encoding="utf-8"),
+                                   lambda: endpoint.requests, 60, interval=0.05,
+                                   what="the server's warning that semantic search is off",
+                                   unwanted_what="a request to the repository's endpoint")
             result = await client.call_tool("knowledge.search", {"query": "refunds of invoices"})
             assert not result.is_error
-            await asyncio.sleep(0.5)
     assert endpoint.requests == []

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 from conftest import BIN, REPO, copy_fixture, docbridge
+from support.embeddings import serve_posts
+from support.positions import find, one_based
 from vscode_real import code_server
 from vscode_real.workbench import Problem, Workbench
 
@@ -48,15 +50,6 @@ USER_SETTINGS = {
 }
 
 
-def find(path: Path, needle: str) -> tuple[int, int]:
-    """1-based line and column of the first `needle` in a fixture file (as the editor counts them)."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        column = line.find(needle)
-        if column >= 0:
-            return number, column + 1
-    raise AssertionError(f"{needle!r} not in {path}")
-
-
 class Endpoint:
     """A stub embeddings endpoint on 127.0.0.1 that records every request it receives."""
 
@@ -67,27 +60,16 @@ class Endpoint:
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[Endpoint]:
-    import http.server
-    import threading
     state = Endpoint()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            return None
+    def answer(request: Any) -> None:
+        state.requests.append(request.path)
+        request.send_response(500)
+        request.end_headers()
 
-        def do_POST(self) -> None:
-            state.requests.append(self.path)
-            self.send_response(500)
-            self.end_headers()
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serve_posts(answer) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +186,7 @@ def test_problems_panel_lists_the_planted_diagnostics(workbench: Workbench, find
 
 
 def test_hover_on_a_broken_link_says_why(workbench: Workbench, acme: Path) -> None:
-    line, column = find(acme / "docs/architecture.md", "[old deployment notes](./deployment-v1.md)")
+    line, column = one_based(find(acme / "docs/architecture.md", "[old deployment notes](./deployment-v1.md)"))
     workbench.open_file("docs/architecture.md")
     workbench.go_to(line, column + 3)
     workbench.page.keyboard.press("Control+k")
@@ -218,7 +200,7 @@ def test_hover_on_a_broken_link_says_why(workbench: Workbench, acme: Path) -> No
 
 def test_quick_fix_from_the_light_bulb_repairs_the_link(workbench: Workbench, acme: Path) -> None:
     architecture = acme / "docs/architecture.md"
-    line, column = find(architecture, "[old deployment notes](./deployment-v1.md)")
+    line, column = one_based(find(architecture, "[old deployment notes](./deployment-v1.md)"))
     assert (acme / "docs/deployment.md").is_file()  # the closest existing document, which the fix offers
     workbench.page.keyboard.press("Escape")
     # the light bulb follows the cursor: come to the link from another line, as a person does
@@ -261,8 +243,8 @@ def test_search_quick_pick_lists_results_and_opens_the_chosen_one(workbench: Wor
 
 
 def test_go_to_definition_from_a_backticked_symbol(workbench: Workbench, acme: Path) -> None:
-    line, column = find(acme / "docs/billing.md", "`createInvoice` is re-exported")
-    declared = find(acme / "src/billing/invoice.ts", "createInvoice(")
+    line, column = one_based(find(acme / "docs/billing.md", "`createInvoice` is re-exported"))
+    declared = one_based(find(acme / "src/billing/invoice.ts", "createInvoice("))
     workbench.run_command("View: Close All Editors")
     workbench.open_file("docs/billing.md")
     workbench.go_to(line, column + 4)
