@@ -439,3 +439,14 @@ async def test_the_ignore_file_of_a_folder_never_walked_rescans_nothing(tmp_path
             ignore.write("drafts/\n")
         s.watched((root / ".gitignore", T.FileChangeType.Changed))
         await s.until(lambda: scanning() > before)
+
+
+async def test_a_malformed_log_level_leaves_the_other_settings_in_force(tmp_path: Path) -> None:
+    """A level that is a list or an object is no level (it stays info); the severity set beside it still applies."""
+    root = copy_fixture("acme", tmp_path)
+    architecture = root / "docs/architecture.md"
+    settings = {"log": {"level": ["debug"]}, "diagnostics": {"debounceMs": 0, "severity": {"LINK_BROKEN": "hint"}}}
+    async with session(root, settings=settings) as s:
+        s.open(architecture)
+        await s.until(lambda: s.diagnostics(architecture))
+        assert {d.code: d.severity for d in s.diagnostics(architecture)}["LINK_BROKEN"] == T.DiagnosticSeverity.Hint
