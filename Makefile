@@ -11,7 +11,7 @@ PIP_LOG := $(VENV)/pip.log
 PIP = $(BIN)/python -m pip --disable-pip-version-check --no-input
 quiet = { $(1) >> $(PIP_LOG) 2>&1 || { tail -n 40 $(PIP_LOG); echo "setup failed; pip's whole log: $(PIP_LOG)"; exit 1; }; }
 
-.PHONY: setup setup-core demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui static bench bench-retrieval bench-fidelity dist wheel clean
+.PHONY: setup setup-core demo test attacks test-python test-vscode test-vscode-real test-vscode-real-install test-vscode-real-ui static layers bench bench-retrieval bench-fidelity dist wheel clean
 
 # setup: everything the tests use (every extra); setup-core: Doc Bridge alone, all the demo needs
 setup: $(STAMP)
@@ -117,6 +117,10 @@ static: setup
 	@$(BIN)/python tests/support/package_view.py . $(VIEW) > /dev/null
 	cd $(VIEW) && ../../$(BIN)/lint-imports --no-cache ../../pyproject.toml   # the layers (docs/architecture.md)
 	cd $(VIEW) && ../../$(BIN)/mypy --config-file ../../pyproject.toml         # types: strict on state, ide, search
+
+# The import drawing: the layers, highest first, and how many imports each makes into each layer below.
+layers: setup
+	@$(BIN)/python tests/support/layer_map.py
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .ruff_cache fixtures/*/.docbridge editors/vscode/node_modules editors/vscode/out \

@@ -204,3 +204,24 @@ def test_every_module_belongs_to_a_layer() -> None:
                      for p in (ROOT / folder).rglob("*.py") if p.name != "__init__.py")
     outside = [m for m in modules if not any(m == member or m.startswith(member + ".") for member in members)]
     assert len(modules) > 100 and outside == [], outside
+
+
+def _layer_map(root: Path) -> tuple[str, int]:
+    result = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "layer_map.py"), str(root)],
+                            capture_output=True, text=True, timeout=300, cwd=root)
+    return result.stdout + result.stderr, result.returncode
+
+
+def test_the_layer_map_draws_a_chain_and_names_an_upward_import(tmp_path: Path) -> None:
+    text, status = _layer_map(ROOT)
+    assert status == 0 and "the layers are a chain without a cycle" in text, text
+    assert text.splitlines()[0].startswith(" 1. __main__+cli+bench+lsp") and "10. base" in text
+    for name in ("engine", "lsp", "docbridge"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    state = tmp_path / "engine" / "state" / "text.py"
+    state.write_text(state.read_text(encoding="utf-8") + "\n\ndef _upward() -> None:\n"
+                     "    from docbridge.engine.ide import hover  # noqa: F401\n", encoding="utf-8")
+    text, status = _layer_map(tmp_path)
+    assert status == 1 and "VIOLATION (imports a higher layer): docbridge.engine.state.text -> " \
+        "docbridge.engine.ide.hover" in text, text
