@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.lexicon import has_token
@@ -56,14 +55,19 @@ class Subject:
         return len(self.terms) >= 2 and all(has_token(self.entry.title, t) for t in self.terms)
 
 
+def _always(shape: QueryShape) -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Prior:
     name: str
     kinds: tuple[str, ...]  # the kinds of entry it is about (ANY: every kind)
-    applies: Callable[[Subject], bool]
+    applies: Callable[[Subject], bool]  # on a candidate, once `given` holds
     factor: float | Callable[[Subject], float]
     why: str  # the principle
     shown: str  # what --explain says of it
+    given: Callable[[QueryShape], bool] = _always  # on the query alone: read once per search, not per candidate
 
     def value(self, subject: Subject) -> float:
         return self.factor(subject) if callable(self.factor) else self.factor
@@ -121,70 +125,89 @@ PRIORS: tuple[Prior, ...] = (
           "written for agents"),
     Prior("part-of-name", ANY, _part_of_name, 1.2,
           "an entry whose name (alias, ownership id) holds a word of the query is about that word",
-          "a query word is part of its name"),
+          "a query word is part of its name", given=lambda q: bool(q.words)),
     Prior("file-named-for-mechanism", (MODULE,), _file_named_for_mechanism, 1.2,
           "code is named after what it does: the module whose file a question's word names holds the mechanism",
-          "a query word is its file name or part of it, for a question about how something is implemented"),
-    Prior("routing-ownership-record", ANY, lambda s: s.shape.routing and bool(s.entry.ownership_id), 1.1,
+          "a query word is its file name or part of it, for a question about how something is implemented",
+          given=lambda q: bool(q.file_words)),
+    Prior("routing-ownership-record", ANY, lambda s: bool(s.entry.ownership_id), 1.1,
           "a routing question asks who owns a thing and where to edit it: an ownership record says so",
-          "an ownership record, for a routing question"),
-    Prior("routing-unit", UNITS, lambda s: s.shape.routing, 1.4,
+          "an ownership record, for a routing question", given=lambda q: q.routing),
+    Prior("routing-unit", UNITS, lambda s: True, 1.4,
           "a routing question is answered by the unit one edits (package, area, directory), not prose about it",
-          "a {kind}, for a routing question"),
-    Prior("routing-unit-of-kind-named", UNITS, lambda s: s.shape.routing and s.entry.kind in s.shape.kinds_named, 1.3,
+          "a {kind}, for a routing question", given=lambda q: q.routing),
+    Prior("routing-unit-of-kind-named", UNITS, lambda s: s.entry.kind in s.shape.kinds_named, 1.3,
           "a question that names the kind of unit it wants is answered by a unit of that kind",
-          "the question asks for a {kind}"),
-    Prior("routing-module", (MODULE,), lambda s: s.shape.routing, 1.1,
+          "the question asks for a {kind}", given=lambda q: q.routing and bool(q.kinds_named)),
+    Prior("routing-module", (MODULE,), lambda s: True, 1.1,
           "a module is a place one edits too, nearer a routing answer than a page",
-          "a module, for a routing question"),
-    Prior("routing-file-for-unit-question", (MODULE, DOCUMENT), lambda s: s.shape.routing and bool(s.shape.kinds_named),
+          "a module, for a routing question", given=lambda q: q.routing),
+    Prior("routing-file-for-unit-question", (MODULE, DOCUMENT), lambda s: True,
           0.6, "a question that asks for a package or an area is not answered by one file",
-          "a {kind}, for a question that asks for a {kinds}"),
+          "a {kind}, for a question that asks for a {kinds}", given=lambda q: q.routing and bool(q.kinds_named)),
     Prior("route-title-covers-query", (INTENT,), lambda s: s.title_covers_query(), 1.6,
           "a configured route whose title says all of the query is the answer written for it",
           "the route's title covers the whole query"),
-    Prior("change-route-for-change", (CHANGE,), lambda s: s.shape.asks_change, _change_route,
+    Prior("change-route-for-change", (CHANGE,), lambda s: True, _change_route,
           "a change route answers a request to change something (more when its title covers the request)",
-          "a change route, for a request to change something"),
-    Prior("change-route-otherwise", (CHANGE,), lambda s: not s.shape.asks_change, 0.15,
+          "a change route, for a request to change something", given=lambda q: q.asks_change),
+    Prior("change-route-otherwise", (CHANGE,), lambda s: True, 0.15,
           "for an ordinary question a change route stays reachable when nothing better matches, without crowding "
-          "the answers", "a change route, for a query that asks no change"),
-    Prior("module-for-name", (MODULE,), lambda s: s.shape.form == "name", 1.15,
+          "the answers", "a change route, for a query that asks no change", given=lambda q: not q.asks_change),
+    Prior("module-for-name", (MODULE,), lambda s: True, 1.15,
           "a symbol or a path names code: the module is the thing named",
-          "a module, for a symbol- or path-shaped query"),
-    Prior("page-for-declared-name", (DOCUMENT,), lambda s: s.shape.form == "name" and s.shape.declared,
-          DECLARED_PAGE_FACTOR,
+          "a module, for a symbol- or path-shaped query", given=lambda q: q.form == "name"),
+    Prior("page-for-declared-name", (DOCUMENT,), lambda s: True, DECLARED_PAGE_FACTOR,
           "a name a module declares is answered by its declaration; pages about it (even one named after it) "
-          "follow", DECLARED_PAGE_WHY),
-    Prior("module-for-implementation", (MODULE,), lambda s: s.shape.form == "implementation" and s.declares_code(),
+          "follow", DECLARED_PAGE_WHY, given=lambda q: q.form == "name" and q.declared),
+    Prior("module-for-implementation", (MODULE,), lambda s: s.declares_code(),
           1.3, "how something works is answered by the code that declares the mechanism",
-          "a module that declares code, for a question about how something is implemented"),
-    Prior("document-for-sentence", (DOCUMENT,), lambda s: s.shape.form == "sentence", 1.15,
+          "a module that declares code, for a question about how something is implemented",
+          given=lambda q: q.form == "implementation"),
+    Prior("document-for-sentence", (DOCUMENT,), lambda s: True, 1.15,
           "a sentence asks for an explanation, which documents give",
-          "a document, for a sentence"),
-    Prior("document-for-phrase", (DOCUMENT,), lambda s: s.shape.form == "phrase", 1.15,
+          "a document, for a sentence", given=lambda q: q.form == "sentence"),
+    Prior("document-for-phrase", (DOCUMENT,), lambda s: True, 1.15,
           "two plain words (not an identifier, not a path) are a topic, not a name: a page explains it",
-          "a document, for a phrase of plain words"),
-    Prior("page-for-task", (DOCUMENT,), lambda s: s.shape.asks_task, TASK_PAGE,
+          "a document, for a phrase of plain words", given=lambda q: q.form == "phrase"),
+    Prior("page-for-task", (DOCUMENT,), lambda s: True, TASK_PAGE,
           "guides walk through tasks: a question that asks how to do something is answered by a page",
-          "a page, for a question that asks how to do something"),
-    Prior("directory-for-content", (DIRECTORY,), lambda s: not s.shape.routing and not s.shape.code_shaped, 0.7,
+          "a page, for a question that asks how to do something", given=lambda q: q.asks_task),
+    Prior("directory-for-content", (DIRECTORY,), lambda s: True, 0.7,
           "a directory's only text is its name: a question about content is rarely answered by the folder",
-          "a directory, for a question about content"),
+          "a directory, for a question about content", given=lambda q: not q.routing and not q.code_shaped),
     Prior("canonical-copy", ANY, lambda s: bool(s.entry.variants), _canonical_copy,
           "the copy of a page its variants point to stands for all of them",
           "the canonical copy of a page with {variants} variants"),
-    Prior("peripheral", ANY, lambda s: s.entry.surface == "peripheral" and not s.shape.asks_peripheral, 0.5,
+    Prior("peripheral", ANY, lambda s: s.entry.surface == "peripheral", 0.5,
           "tests, fixtures, examples and playgrounds (and forms to fill in) illustrate or exercise the code: they "
           "answer a query that asks for them",
-          "under a test, fixture, example or playground directory, or a form to fill in"),
+          "under a test, fixture, example or playground directory, or a form to fill in",
+          given=lambda q: not q.asks_peripheral),
 )
 
 
-@cache
-def priors_for(kind: str) -> tuple[Prior, ...]:
-    """The rows of PRIORS for entries of a kind, in table order."""
-    return tuple(row for row in PRIORS if not row.kinds or kind in row.kinds)
+def _rows(kind: str, shape: QueryShape) -> tuple[Prior, ...]:
+    return tuple(row for row in PRIORS if (not row.kinds or kind in row.kinds) and row.given(shape))
+
+
+# The rows a query's shape allows, per kind of entry, for the query being ranked: every candidate of a search
+# shares its shape, so the query-only conditions are read once per search (a tuple swapped whole: threads that
+# rank other queries at the same time each see a consistent pair).
+_ROWS_OF_SHAPE: tuple[QueryShape | None, dict[str, tuple[Prior, ...]]] = (None, {})
+
+
+def priors_for(kind: str, shape: QueryShape) -> tuple[Prior, ...]:
+    """The rows of PRIORS for entries of a kind that the query's shape allows, in table order."""
+    global _ROWS_OF_SHAPE
+    current, rows = _ROWS_OF_SHAPE
+    if current is not shape:
+        rows = {}
+        _ROWS_OF_SHAPE = (shape, rows)
+    found = rows.get(kind)
+    if found is None:
+        found = rows[kind] = _rows(kind, shape)
+    return found
 
 
 ADDITIVE_PRIORS: tuple[AdditivePrior, ...] = (
@@ -202,13 +225,15 @@ ADDITIVE_PRIORS: tuple[AdditivePrior, ...] = (
 def prior(subject: Subject, reasons: list[str]) -> float:
     """The product of the priors that apply, each listed in `reasons`."""
     value = 1.0
-    for row in priors_for(subject.entry.kind):
+    for row in priors_for(subject.entry.kind, subject.shape):
         if row.applies(subject):
-            factor = row.value(subject)
+            factor = row.factor(subject) if callable(row.factor) else row.factor
             value *= factor
-            reasons.append(f"prior ×{factor:g}: " + row.shown.format(
-                kind=subject.entry.kind, kinds="/".join(sorted(subject.shape.kinds_named)),
-                variants=subject.entry.variants))
+            shown = row.shown
+            if "{" in shown:
+                shown = shown.format(kind=subject.entry.kind, kinds="/".join(sorted(subject.shape.kinds_named)),
+                                     variants=subject.entry.variants)
+            reasons.append(f"prior ×{factor:g}: {shown}")
     return value
 
 
@@ -216,4 +241,3 @@ def additive_priors(subject: Subject, components: dict[str, float]) -> None:
     for row in ADDITIVE_PRIORS:
         if row.applies(subject):
             components[row.component] = row.amount(subject)
-
