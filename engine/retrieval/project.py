@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 5
+PROJECTION_VERSION = 6
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -415,7 +415,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             audience=None, aliases=change_aliases, symbols=(), declared_symbols=frozenset(),
             tags=("change", *change.related_packages),
             fields={"title": change.title, "headings": "", "symbols": "", "path": path,
-                    "aliases": " ".join([*aliases, "change"]), "summary": "", "body": ""},
+                    "aliases": " ".join([*change_aliases, "change"]), "summary": "", "body": ""},
             content_hash=canonical_hash({"change": change.model_dump(mode="json")}), provenance="declared",
             confidence="declared"))
     overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)  # live accepted enrichment
