@@ -204,31 +204,41 @@ def test_a_handoff_budget_drops_evidence_then_related(acme_root: Path) -> None:
     assert handoff["budget"]["tokens"]["total"] == _tokens_of(handoff) <= 250
 
 
-def test_agent_search_prints_compact_json_whose_size_is_what_the_budget_counted(acme_root: Path) -> None:
+def _context_bytes(payload: dict[str, Any]) -> int:
+    """What the budget counts: the selected context, `{matches, nextCommands}` as compact JSON (UTF-8 bytes)."""
+    return len(json.dumps({"matches": payload["matches"], "nextCommands": payload["nextCommands"]},
+                          separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def test_agent_search_prints_compact_json_and_budgets_the_selected_context(acme_root: Path) -> None:
     result = docbridge("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", "120")
     assert result.returncode == 0, result.stderr
     printed = result.stdout
     assert printed.count("\n") == 1 and printed.endswith("\n") and ": " not in printed and ", " not in printed
     payload = json.loads(printed)
-    assert payload["type"] == "agent-search" and payload["schemaVersion"] == 2
+    assert payload["type"] == "agent-search" and payload["schemaVersion"] == 1
+    assert payload["term"] == payload["query"] == "billing" and payload["source"] == ".docbridge/index.json"
     telemetry = payload["telemetry"]
     assert (telemetry["contextBudgetTokens"], telemetry["tokenMethod"]) == (120, "estimate")
-    size = len(printed.encode("utf-8"))
+    # the budget counts the matches and the commands, not the envelope, bestMatch or the telemetry
+    size = _context_bytes(payload)
     assert telemetry["contextBytes"] == size and telemetry["estimatedTokens"] == math.ceil(size / 4) <= 120
+    assert len(printed.encode("utf-8")) > size
     assert all("score" not in m for m in payload["matches"])
     assert payload["matches"][0]["path"].startswith("src/billing") or "billing" in json.dumps(payload["matches"][0])
     roomy = docbridge_json("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", "400",
                            "--mode", "editing")
     assert len(roomy["matches"]) <= 5 and len(roomy["nextCommands"]) <= 3
-    # the best match is the first, in full where the budget allows; `count` is every match, not only those shown
+    # the best match is the first, in full (the budget never sheds it); `count` is every match, not only those shown
     assert roomy["bestMatch"] == roomy["matches"][0] and roomy["count"] >= len(roomy["matches"])
+    assert payload["bestMatch"] == roomy["bestMatch"]
     assert {k: payload["bestMatch"][k] for k in ("type", "id", "path")} == {
         k: payload["matches"][0][k] for k in ("type", "id", "path")}
     assert len(set(roomy["nextCommands"])) == len(roomy["nextCommands"])
     # a tighter budget sheds: the same query under 120 tokens holds less than under 400
-    assert telemetry["truncated"] and len(printed) < len(json.dumps(roomy, separators=(",", ":")))
-    default = docbridge_json("search", "billing", "--root", str(acme_root), "--agent")
-    assert default["telemetry"]["contextBudgetTokens"] == 300
+    assert telemetry["truncated"] and not roomy["telemetry"]["truncated"] and size < _context_bytes(roomy)
+    default = docbridge_json("search", "createInvoice", "--root", str(acme_root), "--agent")
+    assert default["telemetry"]["contextBudgetTokens"] == 32 and default["telemetry"]["contextBytes"] <= 128
     # every match keeps its id, even when it is only `kind:path`
     assert all(m["id"] == (f"{m['type']}:{m['path']}" if m["type"] != "ownership" else m["id"])
                for m in roomy["matches"]) and all("id" in m for m in roomy["matches"])
@@ -237,6 +247,10 @@ def test_agent_search_prints_compact_json_whose_size_is_what_the_budget_counted(
 def test_agent_search_too_small_a_budget_fails_closed(acme_root: Path) -> None:
     result = docbridge("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", "8")
     assert result.returncode == 2 and "too small for the minimum grounded result" in result.stderr
+    # the sentence names the budget that would do, and that budget does
+    needed = result.stderr.split("pass --context-budget ", 1)[1].split()[0]
+    fits = docbridge_json("search", "billing", "--root", str(acme_root), "--agent", "--context-budget", needed)
+    assert len(fits["matches"]) == 1 and fits["nextCommands"] == [] and "summary" not in fits["matches"][0]
     assert docbridge("search", "billing", "--root", str(acme_root), "--agent", "--context-budget",
                      "0").returncode == 2
 

@@ -4,15 +4,25 @@
 id, ownership id, alias or repository-relative path (and for configured intent and change routes). Every
 field says which relation produced it (`explain`), and the result is deterministic: equal inputs give
 byte-identical JSON.
+
+The payload is the original's AgentHandoffV1 (`engine/data/schemas/agent-handoff-v1.schema.json`), kept field
+for field: `type: "agent-handoff"`, `schemaVersion: 1`, `source`, `target {type, id, path?, group?, layer?}`,
+`startHere`, `readBeforeEditing`, `editRoots`, `checks`, `humanDoc` (only when the ownership record names one),
+`bridge` (how the human guide stands, when there is one or a human corpus is configured) and `notes`; what we add
+(`target.entityId`, `target.title`, `related`, `explain`, `evidence`, `metadata`) is an optional addition, as
+the contract allows.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, split_id
+from docbridge.engine.base.safe_io import ARTIFACT_DIR
 from docbridge.engine.retrieval.project import Entry, Projection, projection_of
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
@@ -20,7 +30,13 @@ from rapidfuzz.distance import JaroWinkler
 if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState as Workspace
 
+HANDOFF_TYPE = "agent-handoff"
 SCHEMA_VERSION = 1
+INDEX_SOURCE = f"{ARTIFACT_DIR}/index.json"  # `source`: the index the handoff answers from (`docbridge index`)
+HUMAN_BOOTSTRAP = "docs/for-agents/human/{id}.md"  # where a missing human guide goes (the original's path)
+# target.type is the contract's enum: a directory entry (ours alone) is handed off as the area-like unit it is
+TARGET_TYPES = {AREA: "area", DOCUMENT: "document", MODULE: "module", PACKAGE: "package", INTENT: "intent",
+                CHANGE: "change"}
 MAX_READ = 2
 MAX_RELATED = 3
 VERIFY_SCRIPTS = ("test", "lint", "typecheck", "check")
@@ -113,38 +129,81 @@ def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = 
     checks, checks_source, checks_reason = _checks(ws, entry, record)
     related = _related(ws, entry) if entry.kind != DOCUMENT else []
     human_doc = record.human_doc if record and record.human_doc else None
+    bridge, missing_note = _bridge(ws, record)
 
     target_id = entry.ownership_id or entry.id
-    target: dict[str, Any] = {"type": entry.kind if not entry.id.startswith("ownership:") else "package",
-                              "id": target_id, "entityId": entry.id, "path": entry.path, "title": entry.title}
+    target_type = "package" if entry.id.startswith("ownership:") else TARGET_TYPES.get(entry.kind, "area")
+    target: dict[str, Any] = {"type": target_type, "id": target_id, "entityId": entry.id, "path": entry.path,
+                              "title": entry.title}
     if record and record.group:
         target["group"] = record.group
     if record and record.layer:
         target["layer"] = record.layer
     hashes = {p: f.content_hash for p, f in ws.facts.items()}
-    evidence: list[dict[str, Any]] = [
-        {"path": entry.path, "contentHash": entry.content_hash, "context": f"{entry.kind} {entry.id}"}]
+    evidence: list[dict[str, Any]] = [_evidence(_evidence_source(entry.kind), entry.path, entry.content_hash,
+                                                f"{entry.kind} {entry.id}")]
     for path, reason in list(zip(picks, reasons))[:3]:
-        evidence.append({"path": path, "contentHash": hashes.get(path), "context": reason})
+        evidence.append(_evidence("documentation", path, hashes.get(path), reason))
     notes = [entry.summary] if entry.summary else []
-    return {
+    if missing_note:
+        notes.append(missing_note)
+    handoff: dict[str, Any] = {
+        "type": HANDOFF_TYPE,
         "schemaVersion": SCHEMA_VERSION,
+        "source": INDEX_SOURCE,
         "target": target,
         "startHere": start_here,
         "readBeforeEditing": read,
         "editRoots": edit_roots,
         "checks": checks,
-        "humanDoc": human_doc,
+    }
+    if human_doc:  # the original omits it when there is none
+        handoff["humanDoc"] = human_doc
+    if bridge:
+        handoff["bridge"] = bridge
+    handoff.update({
+        "notes": notes,
         "related": related,
         "explain": {"startHere": start_reason, "readBeforeEditing": read_reasons, "editRoots": [edit_reason],
                     "checks": [checks_reason],
                     "related": "module imports and re-exports that cross the unit's boundary, strongest first"
                     if entry.kind != DOCUMENT else "documents have no import relations"},
         "evidence": evidence,
-        "notes": notes,
         "metadata": {"entityId": entry.id, "kind": entry.kind, "checksSource": checks_source,
                      "confidence": entry.confidence, "areaId": entry.area_id, "packageId": entry.package_id},
-    }
+    })
+    return handoff
+
+
+def _evidence_source(kind: str) -> str:
+    return "code" if kind == MODULE else "documentation" if kind == DOCUMENT else "derived"
+
+
+def _evidence(source: str, path: str, content_hash: str | None, context: str) -> dict[str, Any]:
+    """One evidence item: where it comes from (the contract's `code`, `documentation`, `configuration` or
+    `derived`), the path, its content hash when known and why it is there."""
+    item: dict[str, Any] = {"source": source, "path": path}
+    if content_hash:
+        item["contentHash"] = content_hash
+    item["context"] = context
+    return item
+
+
+def _bridge(ws: Workspace, record: Any) -> tuple[dict[str, str] | None, str | None]:
+    """How the unit's human guide stands, and the note that says one is missing: `linked` (the ownership record
+    names a file), `external` (an http(s) address), `missing` (none, while a human corpus is configured; for an
+    owned unit with the command that writes one at the original's bootstrap path). Nothing without either."""
+    human_doc = record.human_doc if record is not None and record.human_doc else None
+    if human_doc:
+        return {"humanDoc": "external" if re.match(r"https?://", human_doc) else "linked"}, None
+    if ws.config.corpus.human is None:
+        return None, None
+    if record is None:
+        return {"humanDoc": "missing"}, None
+    bootstrap = HUMAN_BOOTSTRAP.format(id=record.id)
+    action = f"docbridge render ownership --record {shlex.quote(record.id)} --output {shlex.quote(bootstrap)}"
+    return ({"humanDoc": "missing", "action": action, "bootstrap": bootstrap},
+            f"Human guide missing for {record.id}. Run: {action}")
 
 
 def ranked_documents(projection: Projection, ids: Iterable[str]) -> list[Entry]:
@@ -330,17 +389,17 @@ def _route_handoff(ws: Workspace, entry: Entry, intent: bool) -> dict[str, Any]:
         read = [p for p in ("AGENTS.md", ws.config.corpus.agent.index) if p and p in ws.universe.documents]
         roots = [start] if start else []
     return {
-        "schemaVersion": SCHEMA_VERSION,
+        "type": HANDOFF_TYPE, "schemaVersion": SCHEMA_VERSION, "source": INDEX_SOURCE,
         "target": {"type": entry.kind, "id": config_id, "entityId": entry.id, "path": entry.path,
                    "title": entry.title},
-        "startHere": start, "readBeforeEditing": read, "editRoots": roots, "checks": [], "humanDoc": None,
+        "startHere": start, "readBeforeEditing": read, "editRoots": roots, "checks": [],
+        "notes": [entry.title] if entry.title else [],
         "related": [],
         "explain": {"startHere": f"the {entry.kind} route's first path" if intent else "the change route's startHere",
                     "readBeforeEditing": ["the route's other paths"] if intent else ["repository instructions"],
                     "editRoots": [] if intent else ["the change route's startHere"],
                     "checks": ["routes declare no checks"], "related": "routes have no import relations"},
-        "evidence": [{"path": "doc-bridge.config.json", "contentHash": None, "context": f"{entry.kind} {config_id}"}],
-        "notes": [entry.title],
+        "evidence": [_evidence("configuration", "doc-bridge.config.json", None, f"{entry.kind} {config_id}")],
         "metadata": {"entityId": entry.id, "kind": entry.kind, "checksSource": "none",
                      "confidence": entry.confidence, "areaId": None, "packageId": None},
     }

@@ -1,5 +1,9 @@
 """Payloads for agents: the bounded search answer (`search --agent`) and the one call before editing
-(`lookup`), both under a declared token budget (docbridge.engine.base.budget)."""
+(`lookup`), both under a declared token budget (docbridge.engine.base.budget).
+
+The search answer is the original's AgentSearch (`engine/data/schemas/agent-search.schema.json`), kept field for
+field: `type: "agent-search"`, `schemaVersion: 1`, `source`, `term`, `count`, `bestMatch`, `matches`,
+`nextCommands` and `telemetry`; `query` (the same as `term`) and `mode` are our additions."""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import math
 import os
 import shlex
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.budget import BudgetError, apply_budget, check_budget, compact, strip_key
 from docbridge.engine.base.model import AREA, CHANGE, INTENT, MODULE, PACKAGE
+from docbridge.engine.base.safe_io import ARTIFACT_DIR
 from docbridge.engine.retrieval.project import Entry, Projection, projection_of
 from docbridge.engine.views.reconcile import findings_of
 
@@ -19,8 +25,9 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState as Workspace
 
 MODES = {"discovery": (8, 5), "editing": (5, 3), "debugging": (6, 4), "documentation": (6, 3)}
-DEFAULT_AGENT_BUDGET = 300
-AGENT_SCHEMA_VERSION = 2
+DEFAULT_AGENT_BUDGET = 32  # tokens of the selected context: the matches and the follow-up commands
+AGENT_SCHEMA_VERSION = 1
+INDEX_SOURCE = f"{ARTIFACT_DIR}/index.json"  # `source`: the index the answer comes from (`docbridge index`)
 EXCERPT = 240
 MAX_NEIGHBOURS = 32
 
@@ -62,29 +69,26 @@ def render_agent(payload: dict[str, Any]) -> str:
     return compact(payload) + "\n"
 
 
-def _seal_size(payload: dict[str, Any]) -> int:
-    """Write the printed size into the payload's telemetry; the figure is part of what it measures, so
-    settle it (a few rounds at most: only its number of digits can move it)."""
-    telemetry = payload["telemetry"]
-    size = 0
-    for _ in range(4):
-        telemetry["contextBytes"] = size
-        telemetry["estimatedTokens"] = math.ceil(size / 4)
-        measured = len(render_agent(payload).encode("utf-8"))
-        if measured == size:
-            break
-        size = measured
-    return size
+def context_bytes(matches: list[dict[str, Any]], commands: list[str]) -> int:
+    """What the budget counts: the UTF-8 bytes of the selected context, `{matches, nextCommands}` as compact JSON
+    (the envelope, `bestMatch` and the telemetry are not context an agent chose to read)."""
+    return len(compact({"matches": matches, "nextCommands": commands}).encode("utf-8"))
 
 
 def agent_search(retriever: Any, query: str, mode: str = "discovery",
-                 budget: int = DEFAULT_AGENT_BUDGET, root: Path | None = None) -> dict[str, Any]:
-    """Matches without scores (`count` of all, `bestMatch` the first), follow-up commands, and telemetry, shed
-    until the printed payload (every byte `render_agent` prints) fits the budget: summaries first (the best
-    match's, then the last match's first), then follow-up commands, then matches; one grounded match and one
-    command is the minimum, and a budget that cannot hold it is refused."""
+                 budget: int | None = None, root: Path | None = None) -> dict[str, Any]:
+    """Matches without scores (`count` of all, `bestMatch` the first, in full), follow-up commands, and telemetry.
+    The budget (tokens, estimated as bytes / 4) bounds the selected context, `{matches, nextCommands}`; while it
+    is over, the summary of the last match that still has one goes, then commands (down to one), then matches
+    (down to one), then the last command. One grounded match is the minimum: a budget given that cannot hold it
+    is refused (`BudgetError`), never exceeded. No budget given: the reference's default of 32 tokens, raised to
+    the one grounded match when that needs more (our ids name the kind and the path, longer than the original's:
+    with 32 alone, half of the questions of a monorepo's suite were refused); the telemetry gives the budget used."""
     if mode not in MODES:
         raise BudgetError(f"--mode must be one of {', '.join(MODES)}.")
+    given = budget is not None
+    if budget is None:
+        budget = DEFAULT_AGENT_BUDGET
     check_budget(budget, "--context-budget")
     max_matches, max_commands = MODES[mode]
     results = retriever.search(query, 20, agent=True)
@@ -94,21 +98,14 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
         entries = [e for e in entries if e.kind == entries[0].kind][:3]  # the route focuses the payload
     else:
         entries = entries[:max_matches]
-    payload: dict[str, Any] = {
-        "type": "agent-search", "schemaVersion": AGENT_SCHEMA_VERSION, "query": query, "mode": mode,
-        "count": len(results), "bestMatch": _agent_match(entries[0]) if entries else None,
-        "matches": [_agent_match(e) for e in entries],
-        "nextCommands": list(dict.fromkeys(_next_command(e, suffix) for e in entries[:max_commands])),
-        "telemetry": {"contextBytes": 0, "estimatedTokens": 0, "tokenMethod": "estimate",
-                      "contextBudgetTokens": budget, "mode": mode, "truncated": False}}
+    matches = [_agent_match(e) for e in entries]
+    commands = list(dict.fromkeys(_next_command(e, suffix) for e in entries[:max_commands]))
     limit = budget * 4
-    while _seal_size(payload) > limit:
-        payload["telemetry"]["truncated"] = True
-        matches, commands, best = payload["matches"], payload["nextCommands"], payload["bestMatch"]
+    size = context_bytes(matches, commands)
+    truncated = False
+    while size > limit:
         with_summary = [m for m in matches if "summary" in m]
-        if best is not None and "summary" in best:  # the first match's again: shed first
-            del best["summary"]
-        elif with_summary:
+        if with_summary:
             del with_summary[-1]["summary"]
         elif len(commands) > 1:
             commands.pop()
@@ -118,11 +115,21 @@ def agent_search(retriever: Any, query: str, mode: str = "discovery",
             commands.pop()
         else:
             break
-    size = _seal_size(payload)
-    if size > limit or (results and not payload["matches"]):
-        raise BudgetError(f"--context-budget {budget} is too small for the minimum grounded result "
-                          f"({math.ceil(size / 4)} tokens needed).")
-    return payload
+        truncated = True
+        size = context_bytes(matches, commands)
+    if size > limit and not given and matches:
+        budget = math.ceil(size / 4)  # the default yields to the minimum grounded result
+    elif size > limit or (results and not matches):
+        needed = math.ceil(size / 4)
+        raise BudgetError(f"--context-budget {budget} is too small for the minimum grounded result ({needed} tokens "
+                          f"needed: one match without its summary); pass --context-budget {needed} or more.")
+    return {
+        "type": "agent-search", "schemaVersion": AGENT_SCHEMA_VERSION, "source": INDEX_SOURCE, "term": query,
+        "query": query, "mode": mode, "count": len(results),
+        "bestMatch": _agent_match(entries[0]) if entries else None,  # unbudgeted: the first match in full
+        "matches": matches, "nextCommands": commands,
+        "telemetry": {"contextBytes": size, "estimatedTokens": math.ceil(size / 4), "tokenMethod": "estimate",
+                      "contextBudgetTokens": budget, "mode": mode, "truncated": truncated}}
 
 
 # ------------------------------------------------------------------------------------------------ lookup
@@ -239,12 +246,27 @@ def _drop_neighbours(payload: dict[str, Any]) -> bool:
     return held
 
 
+def _empty_notes(*path: str) -> Callable[[dict[str, Any]], bool]:
+    """A stripper that empties the handoff's `notes` (the contract requires the list, not its items)."""
+
+    def strip(payload: dict[str, Any]) -> bool:
+        node: Any = payload
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or not node.get("notes"):
+            return False
+        node["notes"] = []
+        return True
+
+    return strip
+
+
 LOOKUP_SECTIONS = [
     ("evidenceExcerpts", strip_key("excerpt", ("evidence",))),
     ("related", strip_key("related", ("handoff",))),
     ("neighbours", _drop_neighbours),
     ("summaries", strip_key("summary", ("entity",), ("documents", "covering"), ("documents", "mentioning"))),
-    ("explanations", lambda p: any([strip_key("explain", ("handoff",))(p), strip_key("notes", ("handoff",))(p)])),
+    ("explanations", lambda p: any([strip_key("explain", ("handoff",))(p), _empty_notes("handoff")(p)])),
     ("details", lambda p: any([strip_key(key, ("entity",))(p) for key in ("aliases", "symbols", "tags")])),
 ]
 
@@ -252,13 +274,14 @@ HANDOFF_SECTIONS = [
     ("evidence", strip_key("evidence", ())),
     ("related", strip_key("related", ())),
     ("explain", strip_key("explain", ())),
-    ("notes", strip_key("notes", ())),
+    ("notes", _empty_notes()),
 ]
 
 
 def budget_handoff(handoff: dict[str, Any], budget: int) -> dict[str, Any]:
-    """A handoff under a budget: evidence, related units, explanations and notes go first (in that order);
-    target, startHere, readBeforeEditing, editRoots, checks and metadata are the minimum grounded answer."""
+    """A handoff under a budget: evidence, related units, explanations and notes go first (in that order; `notes`
+    stays as an empty list, which the contract requires); the contract's envelope, target, startHere,
+    readBeforeEditing, editRoots, checks and metadata are the minimum grounded answer."""
     return apply_budget(handoff, budget, HANDOFF_SECTIONS)
 
 

@@ -35,9 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a bounded payload for agents: matches without scores, follow-up commands, telemetry")
     parser.add_argument("--mode", choices=["discovery", "editing", "debugging", "documentation"],
                         default="discovery", help="--agent: how many matches and commands to allow")
-    parser.add_argument("--context-budget", type=int, default=300, metavar="N",
-                        help="--agent: token budget for the printed payload (approximate: characters / 4; "
-                             "default 300)")
+    parser.add_argument("--context-budget", type=int, metavar="N",
+                        help="--agent: token budget for the selected matches and follow-up commands (estimated: "
+                             "their compact JSON's UTF-8 bytes / 4; default 32, raised to one grounded match when "
+                             "that needs more; a budget given that cannot hold one is exit 2)")
     hybrid = parser.add_mutually_exclusive_group()
     hybrid.add_argument("--hybrid", action="store_true",
                         help="fuse the lexical ranking with the semantic index (docbridge index --semantic); "
