@@ -55,18 +55,19 @@ def test_model_page_matches_golden(fixture: str, template: str, option: str, key
 
 
 def test_llms_txt_matches_golden_and_carries_no_marker(monorepo: Path, acme: Path) -> None:
+    # the agent reading list: the documents under corpus.agent.root (default docs/for-agents); monorepo has none
     text = render("llms.txt", "--root", str(monorepo))
     assert text == (GOLDEN / "monorepo-llms.txt").read_text(encoding="utf-8")
+    assert not [line for line in text.splitlines() if line.startswith("- [")]
     acme_text = render("llms.txt", "--root", str(acme))
     assert "doc-bridge:generated" not in acme_text
     assert acme_text.startswith("# @acme/orders-api\n\n")
-    # one line per document, by path; modules are not listed
+    agent_root = json.loads((acme / "doc-bridge.config.json").read_text())["corpus"]["agent"]["root"]
+    corpus = sorted(p.relative_to(acme).as_posix() for p in (acme / agent_root).rglob("*.md"))
     lines = [line for line in acme_text.splitlines() if line.startswith("- [")]
-    paths = [line.split("](", 1)[1].split(")", 1)[0] for line in lines]
-    assert paths == sorted(paths) and "docs/billing.md" in paths and "AGENTS.md" in paths
-    assert not any(p.endswith(".ts") for p in paths)
-    assert "- [Billing — rules for coding agents](docs/for-agents/billing.md): Read the human billing guide first. " \
-           "These rules are stricter than the guide." in lines
+    assert [line.split("](", 1)[1].split(")", 1)[0] for line in lines] == corpus == ["docs/for-agents/billing.md"]
+    assert lines == ["- [Billing — rules for coding agents](docs/for-agents/billing.md): Read the human billing "
+                     "guide first. These rules are stricter than the guide."]
 
 
 def test_every_area_and_record_gets_a_page(acme: Path, monorepo: Path) -> None:
@@ -362,7 +363,7 @@ def test_overlay_review_rejects_a_malformed_overlay(acme: Path, content: str, me
 def test_render_check_over_the_fixtures(fixture: str, tmp_path: Path) -> None:
     """The CI gate: pages written to their default places are fresh (exit 0) until a planted change (exit 1)."""
     root = copy_fixture(fixture, tmp_path)
-    for template in ("area", "ownership", "llms.txt"):  # llms.txt last: it lists the pages written before it
+    for template in ("area", "ownership", "llms.txt"):
         assert docbridge("render", template, "--root", str(root), "--check").returncode == 1  # missing
         assert docbridge("render", template, "--root", str(root), "--output",
                          str(root / {"area": "docs/areas", "ownership": "docs/ownership"}.get(template, template))

@@ -1,12 +1,28 @@
 """`.docbridge/index.json`: the DocBridgeIndexV1 artifact (`docbridge index`).
 
-For readers that take an index file rather than a repository (a context provider, `bench retrieval --index`):
-`knowledge[]` lists every document and module (`id, type, title, path, description, symbols, tags,
-contentHash`, no body), and `projection` is the retrieval projection with the original's header fields (type,
-schemaVersion, snapshotHash, overlayHash, configurationHash, lexiconVersion, graphMetricsVersion, weights, params,
-lexical) and its entries (fields, graph, contentHash, provenance, confidence, ownershipId). Both carry a
-`contentHash` over their canonical JSON without it; a reader recomputes it and refuses a file that does not
-match. The file is deterministic: no timestamps, sorted entries, canonical JSON.
+For readers that take an index file rather than a repository (a context provider, `bench retrieval --index`),
+with every member of the original's DocBridgeIndexV1 (`engine/data/schemas/doc-bridge-index-v1.schema.json`):
+
+- `schemaVersion` 1, `contentHash`, `contentHashAlgo: "sha256-semantic-v1"`, `project {name, root: "."}`;
+- `knowledge[]`: every document and module (`id, type, title, path, description, symbols, tags, contentHash`,
+  no body);
+- `lookup`: `packages` (ownership ids and the workspace packages no record claims, as `package:<name>`),
+  `ownership` (one record per package: `id, path, checks, checksSource, purpose, agentDoc, humanDoc, group,
+  layer`), `intents` and `changes` (the configured routes);
+- `handoffs`: the handoff of every package in `lookup.packages`, keyed by its id (assembled in the agent layer,
+  `engine/agent/index_members.py`, and passed in);
+- `projection`: the retrieval projection (RetrievalIndexV1, `schemaVersion` 1) with the original's header fields
+  (type, contentHashAlgo, snapshotHash, overlayHash, configurationHash, lexiconVersion, graphMetricsVersion,
+  weights, params, lexical) and its entries (fields, graph, contentHash, provenance, confidence, ownershipId).
+
+Ours adds `type: "docbridge-index"` and `snapshotHash` to the index, and `projectionVersion` (the projection
+builder's version), `paramsNote` and `directory` entries (a documentation directory, ours alone) to the
+projection. The index and its projection each carry a `contentHash` over their canonical JSON without it: under
+`sha256-semantic-v1` that is every member but `contentHash` (the artifact has no revision or time members to
+leave out, and its arrays are written sorted). A reader recomputes it and refuses a file that does not match,
+and refuses an identity it does not read, naming the file: the legacy `sha256-normalized-v1` and an index
+without `contentHashAlgo` with regeneration guidance, an unknown algorithm with compatible-version guidance.
+The file is deterministic: no timestamps, sorted entries, canonical JSON.
 
 BM25 parameters: tantivy fixes k1 = 1.2 and b = 0.75, so `retrieval.params` in the configuration cannot change
 the ranking. The index records the parameters the ranking really used, and `paramsNote` says when the
@@ -22,13 +38,17 @@ from typing import Any
 from docbridge.engine.base.cache import artifact_dir, write_atomic
 from docbridge.engine.base.hashing import canonical_hash, canonical_json
 from docbridge.engine.base.lexicon import LEXICON_VERSION, tokens
-from docbridge.engine.base.model import DOCUMENT, MODULE
+from docbridge.engine.base.model import CHANGE, DOCUMENT, MODULE, PACKAGE, entity_id
 from docbridge.engine.retrieval.lexical import K1, B
 from docbridge.engine.retrieval.project import FIELDS, PROJECTION_VERSION, Edge, Entry, Projection
 from docbridge.engine.views.graph import GRAPH_VERSION
 
 INDEX_TYPE = "docbridge-index"
 SCHEMA_VERSION = 1
+RETRIEVAL_SCHEMA_VERSION = 1  # RetrievalIndexV1; the projection's own version is `projectionVersion`
+CONTENT_HASH_ALGO = "sha256-semantic-v1"
+LEGACY_HASH_ALGO = "sha256-normalized-v1"
+CHECKS_SOURCES = ("ownership", "frontmatter", "package-scripts", "default")  # the original's `checksSource` values
 
 
 class IndexFileError(Exception):
@@ -62,10 +82,13 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
         "graph": {"pagerank": entry.pagerank,
                   "inboundLinks": sum(1 for e in entry.edges if e.direction == "in" and e.kind in LINK_KINDS),
                   "coveredBy": list(entry.covered_by),
-            "mentionedBy": list(entry.mentioned_by), "areaId": entry.area_id, "packageId": entry.package_id,
-            "inbound": inbound, "outbound": outbound},
+            "mentionedBy": list(entry.mentioned_by), "inbound": inbound, "outbound": outbound},
         "contentHash": entry.content_hash, "provenance": entry.provenance, "confidence": entry.confidence,
     }
+    if entry.area_id:  # optional strings in the original's schema: absent, never null
+        out["graph"]["areaId"] = entry.area_id
+    if entry.package_id:
+        out["graph"]["packageId"] = entry.package_id
     if entry.summary:
         out["summary"] = entry.summary
     if entry.audience:
@@ -115,11 +138,76 @@ def _lexical(projection: Projection) -> dict[str, Any]:
             "averageFieldLength": {name: round(lengths[name] / count, 6) if count else 0 for name in names}}
 
 
-def build_index(state: Any, projection: Projection) -> dict[str, Any]:
-    """The DocBridgeIndexV1 document for a resolved state and its projection."""
+def project_name(state: Any) -> str:
+    """The project's name: the root package's manifest name, else the root directory's name (`llms.txt` heads
+    with it too)."""
+    layout = state.universe.layout
+    package = layout.packages.get(".") if layout is not None else None
+    name = package.name if package is not None and package.manifest and package.name else state.root.name
+    return str(name or "project")[:128]
+
+
+def _path(value: str) -> str:
+    return value.strip().replace("\\", "/").removeprefix("./")
+
+
+def base_lookup(state: Any, projection: Projection) -> tuple[dict[str, Any], dict[str, str]]:
+    """`lookup` as the configuration and the model declare it, and the entity reference each package's handoff
+    is asked for (package id -> ref).
+
+    `packages`: every ownership record's id, then every workspace package (not the root) that no record claims by
+    path, by its entity id (`package:<manifest name>`, the id `list packages` and its handoff's `target.id`
+    give). `ownership`: one record per package with what is declared (`checks` from the record, `checksSource:
+    "ownership"`; an undeclared `checks` is `[]` here, and the agent layer fills it from the package's handoff).
+    `intents` and `changes`: the configured routes (a change without `startHere` starts where its projected
+    entry does)."""
+    config = state.config
+    ownership: dict[str, dict[str, Any]] = {}
+    refs: dict[str, str] = {}
+    for record in config.ownership:
+        item: dict[str, Any] = {"id": record.id, "path": record.path, "checks": list(record.checks or ())}
+        if record.checks:
+            item["checksSource"] = "ownership"
+        for key, value in (("group", record.group), ("layer", record.layer), ("purpose", record.purpose),
+                           ("agentDoc", record.agent_doc), ("humanDoc", record.human_doc)):
+            if value:
+                item[key] = _path(value) if key in ("agentDoc", "humanDoc") else value
+        ownership[record.id] = item
+        refs[record.id] = record.id
+    claimed = {record.path for record in config.ownership}
+    for entry in projection.entries:
+        if entry.kind != PACKAGE or entry.ownership_id or entry.path in (".", "") or entry.path in claimed:
+            continue
+        ownership[entry.id] = {"id": entry.id, "path": entry.path, "checks": []}
+        refs[entry.id] = entry.id
+    intents = {route.id: {"id": route.id, "title": route.title, "paths": list(route.paths)}
+               for route in config.intents}
+    by_id = {entry.id: entry for entry in projection.entries}
+    changes: dict[str, dict[str, Any]] = {}
+    for change in config.changes:
+        projected = by_id.get(entity_id(CHANGE, change.id))
+        start = change.start_here or (projected.path if projected is not None else None)
+        item = {"id": change.id, "title": change.title}
+        if start:
+            item["startHere"] = start
+        if change.related_packages:
+            item["relatedPackages"] = list(change.related_packages)
+        changes[change.id] = item
+    lookup = {"packages": sorted(ownership), "ownership": dict(sorted(ownership.items())),
+              "intents": dict(sorted(intents.items())), "changes": dict(sorted(changes.items()))}
+    return lookup, refs
+
+
+def build_index(state: Any, projection: Projection, *, lookup: dict[str, Any] | None = None,
+                handoffs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The DocBridgeIndexV1 document for a resolved state and its projection.
+
+    `lookup` defaults to `base_lookup` (declared checks only); `handoffs` is written when given (the agent layer
+    computes both: `engine/agent/index_members.py`)."""
     requested = state.config.retrieval.params.requested()
     header: dict[str, Any] = {
-        "type": "retrieval-index", "schemaVersion": PROJECTION_VERSION,
+        "type": "retrieval-index", "schemaVersion": RETRIEVAL_SCHEMA_VERSION, "contentHashAlgo": CONTENT_HASH_ALGO,
+        "projectionVersion": PROJECTION_VERSION,
         "snapshotHash": projection.header()["snapshot_hash"], "overlayHash": projection.overlay_hash,
         "configurationHash": projection.configuration_hash, "lexiconVersion": LEXICON_VERSION,
         "graphMetricsVersion": GRAPH_VERSION, "weights": dict(sorted(projection.weights.items())),
@@ -134,16 +222,42 @@ def build_index(state: Any, projection: Projection) -> dict[str, Any]:
                   "symbols": list(e.symbols), "tags": list(e.tags), "contentHash": e.content_hash}
                  for e in projection.entries if e.kind in (DOCUMENT, MODULE)]
     index: dict[str, Any] = {"type": INDEX_TYPE, "schemaVersion": SCHEMA_VERSION,
-                             "snapshotHash": header["snapshotHash"], "knowledge": knowledge, "projection": retrieval}
+                             "contentHashAlgo": CONTENT_HASH_ALGO,
+                             "project": {"name": project_name(state), "root": "."},
+                             "snapshotHash": header["snapshotHash"], "knowledge": knowledge,
+                             "lookup": lookup if lookup is not None else base_lookup(state, projection)[0],
+                             "projection": retrieval}
+    if handoffs is not None:
+        index["handoffs"] = dict(sorted(handoffs.items()))
     index["contentHash"] = canonical_hash(index)
     return index
 
 
-def write_index(state: Any, projection: Projection, target: Path | None = None) -> tuple[Path, dict[str, Any]]:
-    index = build_index(state, projection)
+def write_index(state: Any, projection: Projection, target: Path | None = None, *,
+                lookup: dict[str, Any] | None = None,
+                handoffs: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    index = build_index(state, projection, lookup=lookup, handoffs=handoffs)
     path = target or index_path(state.root)
     write_atomic(path, (canonical_json(index) + "\n").encode("utf-8"))
     return path, index
+
+
+def _hash_algo(document: dict[str, Any], where: str) -> None:
+    """Refuse an identity this version does not read, before anything is verified against it."""
+    algo = document.get("contentHashAlgo")
+    if algo == CONTENT_HASH_ALGO:
+        return
+    if algo is None:
+        raise IndexFileError(f"{where}: it carries no contentHashAlgo (written by an earlier Doc Bridge); this "
+                             f"version reads only {CONTENT_HASH_ALGO!r} indexes. Regenerate it explicitly with "
+                             "`docbridge index`.")
+    if algo == LEGACY_HASH_ALGO:
+        raise IndexFileError(f"{where}: contentHashAlgo {algo!r} is the legacy index identity, which this version "
+                             f"refuses (it reads {CONTENT_HASH_ALGO!r}). Regenerate it explicitly with "
+                             "`docbridge index`.")
+    raise IndexFileError(f"{where}: unsupported contentHashAlgo {str(algo)[:64]!r} (this version reads "
+                         f"{CONTENT_HASH_ALGO!r}). Install a compatible Doc Bridge version, or regenerate the "
+                         "index explicitly with `docbridge index`.")
 
 
 def _sealed(document: dict[str, Any], where: str) -> None:
@@ -166,15 +280,20 @@ def read_index(path: Path) -> tuple[dict[str, Any], Projection]:
         raise IndexFileError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
     except (RecursionError, ValueError) as exc:  # nesting too deep, a number too long to convert
         raise IndexFileError(f"{path}: invalid JSON: it cannot be read ({type(exc).__name__}).") from exc
-    if not isinstance(document, dict) or document.get("type") != INDEX_TYPE:
+    # the original's DocBridgeIndexV1 has no `type`: an index of its own is recognised by its members, so that
+    # it is refused for its identity (contentHashAlgo) rather than as a foreign file
+    if not isinstance(document, dict) or document.get("type", INDEX_TYPE) != INDEX_TYPE or (
+            "type" not in document and not isinstance(document.get("knowledge"), list)):
         raise IndexFileError(f"{path}: not a Doc Bridge index (type must be {INDEX_TYPE!r}).")
     if document.get("schemaVersion") != SCHEMA_VERSION:
         raise IndexFileError(f"{path}: schemaVersion {document.get('schemaVersion')!r} is not supported "
                           f"(this version reads {SCHEMA_VERSION}); regenerate it with `docbridge index`.")
+    _hash_algo(document, str(path))
     _sealed(document, str(path))
     retrieval = document.get("projection")
     if not isinstance(retrieval, dict):
         raise IndexFileError(f"{path}: projection is missing.")
+    _hash_algo(retrieval, f"{path}: projection")
     _sealed(retrieval, f"{path}: projection")
     if retrieval.get("lexiconVersion") != LEXICON_VERSION:
         raise IndexFileError(f"{path}: projection.lexiconVersion {retrieval.get('lexiconVersion')!r} differs from this "
@@ -188,4 +307,5 @@ def read_index(path: Path) -> tuple[dict[str, Any], Projection]:
     return document, projection
 
 
-__all__ = ["IndexFileError", "build_index", "index_path", "read_index", "write_index"]
+__all__ = ["CONTENT_HASH_ALGO", "LEGACY_HASH_ALGO", "IndexFileError", "base_lookup", "build_index", "index_path",
+           "project_name", "read_index", "write_index"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from docbridge.engine.artifacts.index_file import project_name as index_project_name
 from docbridge.engine.base.findings import Finding
 from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, entity_id, split_id
 from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, read_regular
@@ -33,9 +34,9 @@ def page_file_name(value: str) -> str:
 
 
 def project_name(state: ModelState) -> str:
-    layout = state.universe.layout
-    package = layout.packages.get(".") if layout is not None else None
-    return package.name if package is not None and package.manifest else state.root.name
+    """The name `llms.txt` heads with: the index's `project.name` (the root manifest's name, else the root
+    directory's)."""
+    return index_project_name(state)
 
 
 def _one_line(text: str | None) -> str | None:
@@ -47,10 +48,25 @@ def _one_line(text: str | None) -> str | None:
 # ------------------------------------------------------------------------------------------ llms.txt
 
 
+DEFAULT_AGENT_ROOT = "docs/for-agents"  # the agent corpus when `corpus.agent.root` is not set (as classification)
+
+
+def agent_corpus(state: ModelState) -> list[str]:
+    """The agent reading list: every document under `corpus.agent.root` (default `docs/for-agents`), by path.
+    A root of `.` is the whole repository."""
+    root = (state.config.corpus.agent.root or DEFAULT_AGENT_ROOT).strip().replace("\\", "/")
+    root = root.removeprefix("./").strip("/")
+    if root in ("", "."):
+        return sorted(state.universe.documents)
+    return sorted(path for path in state.universe.documents if path.startswith(root + "/"))
+
+
 def llms_view(state: ModelState) -> dict[str, Any]:
-    """Every document, by path: title (its first heading, else the file name) and summary."""
+    """The agent corpus (`agent_corpus`), as `docbridge index` writes `llms.txt`: title (its title, else the
+    file name) and summary of each document under the agent root. The rest of the documentation is in
+    `.docbridge/index.json` (`knowledge[]`), not here."""
     documents = []
-    for path in sorted(state.universe.documents.keys()):
+    for path in agent_corpus(state):
         facts = state.universe.documents[path]
         documents.append({"path": path, "title": _one_line(facts.title) or path.rsplit("/", 1)[-1],
                           "description": _one_line(facts.summary)})

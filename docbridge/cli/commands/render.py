@@ -19,11 +19,11 @@ from docbridge.engine.render import DEFAULT_OUTPUT, TEMPLATES
 
 NAME = "render"
 HELP = "write documentation pages generated from the model (llms.txt, area, ownership, ...)"
-DESCRIPTION = ("Render a template over the model: llms.txt (the document index for agents), area (one page per "
-               "area), ownership (one page per ownership record), change-digest (what moved since the last "
-               "`docbridge scan` or --since FILE) or overlay-review (pending enrichment proposals). Pages carry a "
-               "generated region; rendering into an existing file replaces only that region. Override a template "
-               "with render.templates.<name> in doc-bridge.config.json.")
+DESCRIPTION = ("Render a template over the model: llms.txt (the agent reading list `docbridge index` writes), area "
+               "(one page per area), ownership (one page per ownership record), change-digest (what moved since "
+               "the last `docbridge scan` or --since FILE) or overlay-review (pending enrichment proposals). Pages "
+               "carry a generated region; rendering into an existing file replaces only that region. Override a "
+               "template with render.templates.<name> in doc-bridge.config.json.")
 EPILOG = ("Exit 0 when done (or, with --check, when every page is up to date), 1 when --check finds a page that "
           "differs, 2 on a usage, input or template error (nothing is written then).")
 
