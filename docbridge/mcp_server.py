@@ -8,8 +8,10 @@ bad argument, an unknown reference or a budget that cannot hold the answer is a 
 names the argument, and the server goes on serving.
 
 Tools: knowledge.search, knowledge.lookup, handoff.resolve, doc.search, doc.get, retriever.query,
-docbridge.diagnostics, docbridge.proposals, docbridge.status. Resources: docbridge://snapshot,
-docbridge://status, and docbridge://handoff/{ref} (one listed per area).
+docbridge.diagnostics, docbridge.proposals, docbridge.status; and the original's older names as thin aliases:
+gate.status, registry.topology, docbridge.snapshot, docbridge.report, docbridge.relations, docbridge.run, and
+memory.classify and memory.promoteDraft (no counterpart: a structured tool error naming what to call instead).
+Resources: docbridge://snapshot, docbridge://status, and docbridge://handoff/{ref} (one listed per area).
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ Format = Annotated[Output, Field(description="`json` (the payload) or `text` (a 
 Ref = Annotated[str, Field(min_length=1, max_length=1024, description=(
     "An entity id (area:src/billing), an ownership id, an alias or a repository-relative path."))]
 Result = Annotated[CallToolResult, dict[str, Any]]  # a payload (structuredContent) with its own text rendering
+RunId = Annotated[str | None, Field(min_length=1, max_length=128, description=(
+    "The run to read (docbridge.run's runId); the current model when omitted. Doc Bridge keeps one live model, so "
+    "another run id is an error."))]
 
 
 def _error(exc: Exception) -> ToolError:
@@ -200,6 +205,8 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
         payload = live.status()
         return CallToolResult(content=[TextContent(type="text", text=compact(payload))], structured_content=payload)
 
+    _register_aliases(server, live, answer)
+
     # ------------------------------------------------------------------------------------------ resources
 
     async def resource_state() -> ModelState:
@@ -231,6 +238,84 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
         return json.dumps(payload, sort_keys=True)
 
     return server
+
+
+def _register_aliases(server: DocBridgeMCP, live: LiveWorkspace, answer: Callable[..., Any]) -> None:
+    """The original's older tool names (its `src/mcp/server.ts`), as thin aliases answered from this model
+    (engine/agent/aliases.py); `answer` is build_server's: the current state, then the payload."""
+
+    @server.tool(name="gate.status", title="Documentation gates", annotations=READ_ONLY)
+    async def gate_status(ctx: Context) -> Result:
+        """The original's gates, evaluated without writing anything: index-freshness (.docbridge/index.json
+        against the index the current model gives; `docbridge index` rebuilds it) and human-guide-links (every
+        local humanDoc of the ownership records is a document here). `{ok, results: [{id, ok, message,
+        expected?, actual?}], notEvaluated}`."""
+        from docbridge.engine.agent import aliases
+        return await answer(ctx, lambda state, _: aliases.gate_status(state, _projection(state)))
+
+    @server.tool(name="memory.classify", title="Classify memory candidates (no counterpart)", annotations=READ_ONLY)
+    async def memory_classify() -> Result:
+        """The original routed agent memory files into agent/human/playbook/discard. Doc Bridge reads no agent
+        memory: a tool error whose structuredContent says so and names what to call instead."""
+        from docbridge.engine.agent import aliases
+        return _no_counterpart(aliases.memory_classify())
+
+    @server.tool(name="memory.promoteDraft", title="Draft a memory promotion (no counterpart)",
+                 annotations=READ_ONLY)
+    async def memory_promote_draft() -> Result:
+        """The original drafted a promotion body from agent memory files. Doc Bridge reads no agent memory: a
+        tool error whose structuredContent says so and names what to call instead."""
+        from docbridge.engine.agent import aliases
+        return _no_counterpart(aliases.memory_promote_draft())
+
+    @server.tool(name="registry.topology", title="Enrichment agents' topology", annotations=READ_ONLY)
+    async def registry_topology(ctx: Context) -> Result:
+        """The configured enrichment roles (intelligence.registry) in the original's topology keys: id,
+        delegates, roles with the proposal kinds each may make, tools, steps, and the merge policy (which kinds
+        policy accepts, which a person decides; nothing merges without a person)."""
+        from docbridge.engine.enrich.topology import registry_topology as topology
+        tools = sorted(tool.name for tool in await server.list_tools())
+        return await answer(ctx, lambda state, _: topology(state.config, tools))
+
+    @server.tool(name="docbridge.snapshot", title="Discovery snapshot", annotations=READ_ONLY)
+    async def docbridge_snapshot(ctx: Context, runId: RunId = None) -> Result:
+        """The whole discovery snapshot (entities, relations with evidence, coverage), as `docbridge scan`
+        writes it. Large: the docbridge://snapshot resource is its summary, docbridge.relations reads it by
+        kind."""
+        from docbridge.engine.agent import aliases
+        return await answer(ctx, lambda state, _: aliases.snapshot(state, runId))
+
+    @server.tool(name="docbridge.report", title="Reconciliation report", annotations=READ_ONLY)
+    async def docbridge_report(ctx: Context, runId: RunId = None) -> Result:
+        """The reconciliation report (as `docbridge reconcile`, at the configured scope): declared relations
+        matched to observed ones, diagnostics and the documentation summary, sealed by contentHash."""
+        from docbridge.engine.agent import aliases
+        return await answer(ctx, lambda state, _: aliases.report(state, runId))
+
+    @server.tool(name="docbridge.relations", title="Relations of the snapshot", annotations=READ_ONLY)
+    async def docbridge_relations(ctx: Context, kind: Annotated[str | None, Field(
+            min_length=1, max_length=64, description="Only relations of this kind (imports, links-to, covers, ...)."
+            )] = None, limit: Annotated[int, Field(ge=1, le=500, description="At most this many relations.")] = 100
+            ) -> Result:
+        """Observed and declared relations of the snapshot (source, target, kind, evidence with file and line,
+        confidence, provenance), in the snapshot's order."""
+        from docbridge.engine.agent import aliases
+        return await answer(ctx, lambda state, _: aliases.relations(state, kind, limit))
+
+    @server.tool(name="docbridge.run", title="The model as a run", annotations=READ_ONLY)
+    async def docbridge_run(ctx: Context) -> Result:
+        """The original's workflow-run state, for the one live model: runId (the snapshot's content, shortened),
+        state, revision, files, pending changes and the content hashes of the snapshot and the report."""
+        from docbridge.engine.agent import aliases
+        return await answer(ctx, lambda state, _: aliases.run(state, live.status()))
+
+
+def _no_counterpart(payload: dict[str, Any]) -> CallToolResult:
+    """A tool of the original with no counterpart here: a tool error whose text and structuredContent say why
+    and what to call instead."""
+    from docbridge.engine.agent.aliases import render_unavailable
+    return CallToolResult(content=[TextContent(type="text", text=render_unavailable(payload))],
+                          structured_content=payload, is_error=True)
 
 
 def _projection(state: ModelState) -> Any:

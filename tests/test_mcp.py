@@ -29,7 +29,10 @@ from support.wait import wait_until, wait_until_async
 from tests.conftest import BIN
 
 TOOLS = {"knowledge.search", "knowledge.lookup", "handoff.resolve", "doc.search", "doc.get", "retriever.query",
-         "docbridge.diagnostics", "docbridge.proposals", "docbridge.status"}
+         "docbridge.diagnostics", "docbridge.proposals", "docbridge.status",
+         # the original's older names, kept as thin aliases (tests/test_mcp_aliases.py)
+         "gate.status", "memory.classify", "memory.promoteDraft", "registry.topology", "docbridge.snapshot",
+         "docbridge.report", "docbridge.relations", "docbridge.run"}
 
 
 @asynccontextmanager

@@ -223,6 +223,39 @@ def audit(ws: ModelState, findings: list[Finding], read: Any) -> dict[str, Any]:
                         "blocking": sum(1 for f in out if f.data["blocking"])}}
 
 
+def documentation_metrics(ws: ModelState, report: dict[str, Any]) -> dict[str, Any]:
+    """The counts of the original's `audit documentation` report (its `metrics`) that this audit can state:
+    documents (with a title), the coverage units (packages, or areas when the repository has one package) and
+    how many a document `covers`, and the findings by the categories the original counts."""
+    layout = ws.universe.layout
+    assert layout is not None
+    packages = [p for p in layout.packages.values() if p.directory != "."]
+    unit = "package" if packages else "area"
+    units = len(packages) if packages else len(layout.areas)
+    missing = sum(1 for f in report["findings"] if f["code"] == "PACKAGE_DOCUMENTATION_MISSING")
+    documents = ws.universe.documents
+    titled = sum(1 for facts in documents.values() if facts.title)
+    categories = report["summary"]["byCategory"]
+    return {"documentCount": len(documents), "documentsWithTitle": titled,
+            "titleRate": round(titled / len(documents), 6) if documents else None,
+            "coverageUnit": unit, "packageCount": units, "coveredPackageCount": units - missing,
+            "coverageRate": round((units - missing) / units, 6) if units else None,
+            "structureGapCount": categories.get("structure-gap", 0),
+            "contradictionCount": categories.get("contradiction", 0), "staleCount": categories.get("stale", 0),
+            "notAnalyzedCount": sum(1 for f in report["findings"] if f["data"]["status"] == "not-analyzed"),
+            "blockingCount": report["summary"]["blocking"]}
+
+
+def render_metrics(metrics: dict[str, Any]) -> str:
+    """The metrics as the lines `audit documentation --text` prints before its status."""
+    units = "Packages" if metrics["coverageUnit"] == "package" else "Areas"
+    rate = f" ({metrics['coverageRate']:.1%})" if metrics["coverageRate"] is not None else ""
+    return (f"Documents: {metrics['documentCount']} ({metrics['documentsWithTitle']} with a title)\n"
+            f"{units} covered: {metrics['coveredPackageCount']}/{metrics['packageCount']}{rate}\n"
+            f"Structure gaps: {metrics['structureGapCount']} · contradictions: {metrics['contradictionCount']} · "
+            f"stale: {metrics['staleCount']} · not analysed: {metrics['notAnalyzedCount']}\n")
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines = []
     for f in report["findings"]:
@@ -236,4 +269,5 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["AUDIT_CODES", "DECLARATION_CODES", "PACKAGE", "audit", "render_text"]
+__all__ = ["AUDIT_CODES", "DECLARATION_CODES", "PACKAGE", "audit", "documentation_metrics", "render_metrics",
+           "render_text"]

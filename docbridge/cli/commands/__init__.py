@@ -28,9 +28,11 @@ from docbridge.cli.commands import (
     query,
     reconcile,
     render,
+    retrieve,
     scan,
     search,
     study,
+    suggest,
 )
 from docbridge.cli.commands import map as map_command
 
@@ -56,8 +58,9 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
-COMMANDS: tuple[Command, ...] = (scan, init, check, search, query, lookup, lsp, bench, mcp, index, listing, ask,
-                                 reconcile, audit, doctor, parity, study, render, map_command, enrich, fix)
+COMMANDS: tuple[Command, ...] = (scan, init, check, search, retrieve, query, lookup, lsp, bench, mcp, index, listing,
+                                 ask, reconcile, audit, suggest, doctor, parity, study, render, map_command, enrich,
+                                 fix)
 
 
 def command_named(name: str) -> Command:

@@ -60,23 +60,22 @@ def query_reference(words: list[str], projection: Any, config: Any) -> str:
         raise UsageError(f"query takes REF or KIND ID with KIND one of {', '.join(QUERY_FORMS)}; got "
                          f"{' '.join(words)!r}.")
     kind, ident = words
-    if kind == "package" and any(r.id == ident for r in config.ownership):
-        return ident  # the original's package records are the ownership records
-    if kind == "ownership":
-        # by ownership id, or by path or alias as the original answers (`query ownership src/query`): the
-        # record whose path it is, else whatever the path or alias names
-        if any(r.id == ident for r in config.ownership):
-            return ident
-        path = ident.strip().removeprefix("./").rstrip("/")
+    path = ident.strip().replace("\\", "/").removeprefix("./").rstrip("/")
+    if kind in ("package", "ownership"):
+        # the original's package records are the ownership records: by id, or by the path the record names
+        # (`query ownership src/query`)
         for record in config.ownership:
-            if record.path.rstrip("/") == path:
+            if record.id == ident or record.path.rstrip("/") == path:
                 return record.id
+    if kind == "ownership":
+        # else whatever the path or alias names, as the original resolves it
         try:
-            return resolve_ref(projection, ident).id
+            return resolve_ref(projection, path or ident).id
         except UnknownReference as exc:
             known = ", ".join(sorted(r.id for r in config.ownership)) or "none"
-            raise UsageError(f'"{ident}" is no ownership id, path or alias here. Ownership ids: {known}. Try '
-                             f'`docbridge list packages`.') from exc
+            closest = f" Closest: {', '.join(exc.candidates)}." if exc.candidates else ""
+            raise UsageError(f'"{ident}" is no ownership id, path or alias here.{closest} Ownership ids: {known}. '
+                             f'Try `docbridge list packages` or `docbridge search "{ident}"`.') from exc
     if kind in ("intent", "change"):
         ref = ident if ident.startswith(f"{kind}:") else f"{kind}:{ident}"
         if ref not in projection.by_id:
@@ -89,5 +88,7 @@ def query_reference(words: list[str], projection: Any, config: Any) -> str:
         raise UsageError(str(exc)) from exc
     actual = "package" if entry.id.startswith("ownership:") else entry.kind
     if actual != kind:
-        raise UsageError(f'"{ident}" is a {actual} ({entry.id}), not a {kind}. Try `docbridge query {ident}`.')
+        article = "an" if actual[:1] in "aeiou" else "a"
+        raise UsageError(f'"{ident}" is {article} {actual} ({entry.id}), not a {kind}. Try `docbridge query '
+                         f'{ident}`.')
     return entry.id
