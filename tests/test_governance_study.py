@@ -40,7 +40,11 @@ def test_expectations_met_and_missed(governance: Path) -> None:
 @pytest.mark.parametrize(("content", "message"), [
     (None, "does not exist"),
     ("{ nope", "study.json:1:3"),
-    (json.dumps({"version": 1, "tasks": [{"id": "a", "query": "x"}]}), "tasks[0]: expectedEntities"),
+    # a task without expectations is reported unchecked (tests/test_measurement.py); a query that expects nothing
+    # and an empty list of expectations are refused
+    (json.dumps({"version": 1, "tasks": [{"id": "a", "retrievalQueries": ["x"]}]}), "tasks[0].retrievalQueries"),
+    (json.dumps({"version": 1, "tasks": [{"id": "a", "query": "x", "expectedEntities": []}]}),
+     "tasks[0].expectedEntities"),
     (json.dumps({"version": 1, "tasks": [{"id": "a", "query": "x", "expectedEntities": [3]}]}),
      "tasks[0].expectedEntities"),
     (json.dumps({"version": 1, "tasks": [{"id": "a", "query": "x", "expectedDocuments": ["d.md"], "limit": 0}]}),

@@ -33,18 +33,32 @@ def overlay_findings(root: Path, entities: dict[str, Any]) -> list[dict[str, Any
     return sorted(out, key=lambda f: (f["path"] or "", f["line"] or 0, f["code"], f["proposalId"]))
 
 
-def retrieval_delta(root: Path, suite_path: Path) -> dict[str, Any]:
-    """The suite ranked without and with the overlay's live entries: metrics of both, lost and gained cases."""
+DELTA_METRICS = ("hitAt1", "hitAt3", "meanReciprocalRank", "meanContextBytes", "meanApproxTokens", "zeroResultRate")
+BLOCKING_METRIC = "hitAt3"  # the one metric an overlay must not lower
+
+
+def retrieval_delta(root: Path, suite_path: Path, require_overlay: bool = True) -> dict[str, Any]:
+    """The suite ranked over one snapshot without and with the overlay's live entries: both metric sets, a
+    per-metric delta marked improved or worsened, the cases lost and gained at hit@3, and `regression` (status
+    `regressed`) when hit@3 drops. The reference's names (`withoutOverlay`, `withOverlay`, `deltas`, `lostCases`,
+    `gainedCases`, `regression`, `status`) and our earlier ones (`without`, `with`, `delta`, `lost`, `gained`,
+    `hitAt3Dropped`) are both present. With `require_overlay`, no trusted overlay on disk is a usage error."""
     from docbridge.engine.agent import suites
+    from docbridge.engine.base.overlay import overlay_path, read_overlay
     from docbridge.engine.retrieval.project import project
     from docbridge.engine.retrieval.rank import Retriever
+    from docbridge.engine.views.snapshot import snapshot_of
     try:
         suite = suites.load_suite(suite_path)
     except suites.BenchError as exc:
         raise UsageError(str(exc)) from exc
+    overlay = read_overlay(root)
+    if overlay is None and require_overlay:
+        path = overlay_path(root)
+        why = "does not exist" if not path.exists() else "cannot be used (see the warning above)"
+        raise UsageError(f"{path}: no enrichment overlay to measure: the file {why}; run docbridge enrich first.")
     workspace = open_workspace(root)
     state = workspace.ensure_resolved()
-    from docbridge.engine.views.snapshot import snapshot_of
     snapshot = snapshot_of(state)
     results = {}
     for name, flag in (("without", False), ("with", True)):
@@ -59,20 +73,46 @@ def retrieval_delta(root: Path, suite_path: Path) -> dict[str, Any]:
     gained = sorted(i for i in after if hit(after[i]) and not hit(before.get(i)))
     lost = sorted(i for i in after if hit(before.get(i)) and not hit(after[i]))
     m0, m1 = results["without"]["metrics"], results["with"]["metrics"]
-    return {"suite": str(suite_path), "without": m0, "with": m1,
-            "delta": {k: round(m1[k] - m0[k], 6) for k in ("hitAt1", "hitAt3", "meanReciprocalRank")},
-            "gained": gained, "lost": lost, "hitAt3Dropped": m1["hitAt3"] < m0["hitAt3"],
+    deltas = []
+    for metric in DELTA_METRICS:
+        change = round(m1[metric] - m0[metric], 6)
+        lower_is_better = metric in suites.LOWER_IS_BETTER
+        deltas.append({"metric": metric, "withoutOverlay": m0[metric], "withOverlay": m1[metric], "delta": change,
+                       "improved": change < 0 if lower_is_better else change > 0,
+                       "worsened": change > 0 if lower_is_better else change < 0})
+    regression = any(d["worsened"] for d in deltas if d["metric"] == BLOCKING_METRIC)
+    status = "regressed" if regression else "improved" if any(d["improved"] for d in deltas) else "unchanged"
+    messages = []
+    if regression:
+        messages.append(f"The overlay lowered {BLOCKING_METRIC} from {m0[BLOCKING_METRIC]:.3f} to "
+                        f"{m1[BLOCKING_METRIC]:.3f}. This is a finding about the agent, not a new baseline.")
+    if lost:
+        messages.append(f"Cases the overlay lost: {', '.join(lost)}.")
+    if gained:
+        messages.append(f"Cases the overlay gained: {', '.join(gained)}.")
+    suite_info = {**results["with"]["suite"], "path": str(suite_path)}
+    return {"suite": suite_info, "overlayHash": overlay.content_hash if overlay is not None else None,
+            "status": status, "regression": regression, "withoutOverlay": m0, "withOverlay": m1, "deltas": deltas,
+            "lostCases": lost, "gainedCases": gained, "messages": messages,
+            "without": m0, "with": m1, "delta": {d["metric"]: d["delta"] for d in deltas},
+            "gained": gained, "lost": lost, "hitAt3Dropped": regression,
             "ranks": {i: {"without": before.get(i), "with": after[i]} for i in sorted(after)
                       if before.get(i) != after[i]}}
 
 
+def _shown(metric: str, value: float) -> str:
+    return str(value) if metric in ("meanContextBytes", "meanApproxTokens") else f"{value:.3f}"
+
+
 def render_delta(delta: dict[str, Any]) -> str:
-    d = delta["delta"]
-    lines = [f"Retrieval delta with the overlay ({delta['suite']}): hit@1 {d['hitAt1']:+.3f}, "
-             f"hit@3 {d['hitAt3']:+.3f}, MRR {d['meanReciprocalRank']:+.3f}",
-             f"  hit@3 {delta['without']['hitAt3']:.3f} -> {delta['with']['hitAt3']:.3f}"]
-    lines += [f"  gained: {case}" for case in delta["gained"]]
-    lines += [f"  lost:   {case}" for case in delta["lost"]]
-    if delta["hitAt3Dropped"]:
-        lines.append("  hit@3 dropped: the overlay makes search worse")
+    suite = delta["suite"]
+    overlay = (delta["overlayHash"] or "none")[:12]
+    lines = [f"Overlay retrieval delta: {delta['status']} (overlay {overlay}, suite {suite['name'] or suite['path']}, "
+             f"{suite['caseCount']} case(s))"]
+    for d in delta["deltas"]:
+        mark = "improved" if d["improved"] else "worse" if d["worsened"] else "no change"
+        sign = "+" if d["delta"] > 0 else ""
+        lines.append(f"  {d['metric']}: {_shown(d['metric'], d['withoutOverlay'])} -> "
+                     f"{_shown(d['metric'], d['withOverlay'])} ({sign}{_shown(d['metric'], d['delta'])}, {mark})")
+    lines += [f"  {message}" for message in delta["messages"]]
     return "\n".join(lines) + "\n"

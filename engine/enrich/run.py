@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import shlex
 import signal
@@ -38,7 +39,7 @@ from docbridge.engine.base.overlay import (
     write_overlay,
 )
 from docbridge.engine.enrich.proposals import KINDS, PROTOCOL, ROLE_KINDS, ROLE_TASKS
-from docbridge.engine.enrich.validate import INVENTED, Context, Partition, redact, rejection, validate
+from docbridge.engine.enrich.validate import Context, Partition, redact, rejection, validate
 from docbridge.engine.retrieval.project import projection_of
 from docbridge.engine.views.reconcile import findings_of
 from docbridge.engine.views.snapshot import snapshot_of
@@ -65,6 +66,21 @@ class Role:
     command: list[str]
 
 
+# The reference's closed list of rejection reasons that name something the repository does not contain
+# (`inventedReferences` counts exactly these; entity-outside-pack names a real entity, and a bad evidence range
+# is counted under its own reason in `rejectionReasons`)
+INVENTED_REFERENCE_REASONS = ("unknown-endpoint", "unknown-entity", "unknown-scope", "unknown-directory",
+                              "unknown-diagnostic")
+
+
+@dataclass(slots=True)
+class Usage:
+    """What an agent reported it spent on one call (the optional `usage` of its reply)."""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
 @dataclass(slots=True)
 class RunStats:
     agent_runs: int = 0
@@ -75,6 +91,12 @@ class RunStats:
     packs_run: list[str] = field(default_factory=list)
     batches: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
+    usages: list[tuple[int, int, Usage]] = field(default_factory=list)  # bytes sent, bytes received, reported
+
+    def record(self, sent: int, received: int, usage: Usage) -> None:
+        self.bytes_sent += sent
+        self.bytes_received += received
+        self.usages.append((sent, received, usage))
 
 
 def _roles(config: Any, command: str | None, only: list[str] | None) -> list[Role]:
@@ -206,10 +228,27 @@ class AgentFailure(Exception):
         self.detail = detail
 
 
+def _usage(reply: dict[str, Any]) -> Usage:
+    """The reply's optional `usage` ({inputTokens, outputTokens, costUsd}, each optional): a figure that is not a
+    non-negative number is not reported (the run is then costed from its bytes)."""
+    usage = reply.get("usage")
+    if not isinstance(usage, dict):
+        return Usage()
+
+    def number(key: str, integral: bool) -> Any:
+        value = usage.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            return None
+        if integral:
+            return int(value) if float(value).is_integer() else None
+        return float(value)
+    return Usage(number("inputTokens", True), number("outputTokens", True), number("costUsd", False))
+
+
 def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
-               max_output: int, key: str = "proposals") -> tuple[Any, int, int]:
-    """Send one request; the reply's `proposals` (or `key`), bytes sent and bytes received. Raises
-    AgentFailure."""
+               max_output: int, key: str = "proposals") -> tuple[Any, int, int, Usage]:
+    """Send one request; the reply's `proposals` (or `key`), bytes sent, bytes received and the usage the agent
+    reported. Raises AgentFailure."""
     data = json.dumps(request, ensure_ascii=False, sort_keys=True).encode("utf-8")
     try:
         process = subprocess.Popen(role.command, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -238,7 +277,7 @@ def call_agent(role: Role, request: dict[str, Any], root: Path, timeout: float,
         raise AgentFailure("agent-too-many-proposals", f"{len(reply[key])} proposals for "
                                                        f"{len(packs) if isinstance(packs, list) else 1} pack(s) "
                                                        f"(at most {limit})")
-    return reply[key], len(data), len(out)
+    return reply[key], len(data), len(out), _usage(reply)
 
 
 def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
@@ -332,14 +371,13 @@ def collect(root: Path, role: Role, packs: list[dict[str, Any]], snapshot_hash: 
                        "snapshotHash": snapshot_hash, "kinds": list(ROLE_KINDS.get(role.name, KINDS)),
                        "limits": {"maxPackBytes": registry.max_pack_bytes}, "packs": todo}
             try:
-                proposals, sent, received = call_agent(role, request, root, registry.timeout_seconds,
-                                                       registry.max_output_bytes)
+                proposals, sent, received, usage = call_agent(role, request, root, registry.timeout_seconds,
+                                                              registry.max_output_bytes)
             except AgentFailure as failure:
                 stats.failures.append({"role": role.name, "reason": failure.reason, "detail": failure.detail,
                                        "packs": [p["entity"]["id"] for p in todo]})
                 continue
-            stats.bytes_sent += sent
-            stats.bytes_received += received
+            stats.record(sent, received, usage)
             shown = frozenset(p["entity"]["id"] for p in todo)
             per_pack: dict[str, list[Any]] = {p["entity"]["id"]: [] for p in todo}
             for raw in proposals:
@@ -414,13 +452,12 @@ def _adjudicate(judge: Role, root: Path, earlier: Partition, new: Partition, sna
                "snapshotHash": snapshot_hash, "conflicts": found}
     stats.agent_runs += 1
     try:
-        raws, sent, received = call_agent(judge, request, root, registry.timeout_seconds, registry.max_output_bytes,
-                                          key="adjudications")
+        raws, sent, received, usage = call_agent(judge, request, root, registry.timeout_seconds,
+                                                 registry.max_output_bytes, key="adjudications")
     except AgentFailure as failure:
         stats.failures.append({"role": judge.name, "reason": failure.reason, "detail": failure.detail, "packs": []})
         return 0
-    stats.bytes_sent += sent
-    stats.bytes_received += received
+    stats.record(sent, received, usage)
     refused = apply(raws, earlier.pending, new.rejected)
     new.rejected.extend(refused)
     return len(raws) - len(refused)
@@ -476,10 +513,12 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
     seen = {str(e.get("proposalId")) for e in (*accepted, *pending, *rejected, *expired)}
     new = Partition()
     skipped = 0
+    proposed: dict[str, int] = defaultdict(int)  # every proposal received this run, by kind (decided before too)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for raw, shown in sorted(raws, key=lambda item: canonical_hash(item[0])):
         ctx.pack_entities = set(shown)
         verdict = validate(raw, ctx, earlier)
+        proposed[str(verdict.entry.get("kind"))] += 1
         pid = str(verdict.entry["proposalId"])
         if pid in seen:
             skipped += 1
@@ -497,33 +536,13 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
         adjudications = _adjudicate(judge, root, earlier, new, snapshot.content_hash, registry, stats)
     failures = [rejection({}, f["reason"], f"{f['role']}: {f['detail']}") | {"packs": f["packs"]}
                 for f in stats.failures]
-    reasons = _counts(new.rejected + failures + expired, "reason")
-    by_kind: dict[str, dict[str, int]] = {}
-    for status in ("accepted", "pending", "rejected"):
-        for entry in getattr(new, status):
-            kind = str(entry.get("kind"))
-            by_kind.setdefault(kind, {"accepted": 0, "pending": 0, "rejected": 0})[status] += 1
     overlay = Overlay(earlier.accepted, earlier.pending, _bounded(rejected + expired + new.rejected), {},
                       snapshot.content_hash)
     document = overlay.document()
-    previous_ids = previous.ids() if previous is not None else set()
-    this_run = {str(e["proposalId"]) for e in new.all()} | (previous_ids & seen)
-    looked_up = stats.packs
-    stats_out = {
-        "byKind": dict(sorted(by_kind.items())), "rejectionReasons": reasons,
-        "inventedReferences": sum(n for r, n in reasons.items() if r in INVENTED),
-        "agentRuns": stats.agent_runs, "bytesSent": stats.bytes_sent, "bytesReceived": stats.bytes_received,
-        "packs": looked_up, "packsRun": sorted(stats.packs_run), "batches": stats.batches,
-        "cacheHits": stats.cache_hits, "cacheHitRate": round(stats.cache_hits / looked_up, 6) if looked_up else 0.0,
-        "expired": len(expired), "skippedAlreadyDecided": skipped, "adjudications": adjudications,
-        "proposalsReceived": len(raws),
-        "wallTimeMs": round((time.perf_counter() - started) * 1000, 1),
-        "cost": {"agentRuns": stats.agent_runs, "bytes": stats.bytes_sent + stats.bytes_received,
-                 "approxTokens": (stats.bytes_sent + stats.bytes_received + 3) // 4},
-        "overlayHashIdentical": previous is not None and previous.content_hash == document["contentHash"],
-        "proposalIdShare": round(len(this_run & previous_ids) / len(this_run), 6) if this_run else 1.0,
-        "failures": failures,
-    }
+    stats_out = _stats(stats, new, proposed, failures, expired, previous, overlay, document["contentHash"])
+    stats_out.update({"skippedAlreadyDecided": skipped, "adjudications": adjudications, "proposalsReceived": len(raws),
+                      "wallTimeMs": round((time.perf_counter() - started) * 1000, 1)})
+    stats_out["cost"]["wallTimeMs"] = stats_out["wallTimeMs"]
     overlay.stats = stats_out
     written = not failures
     if written:
@@ -535,6 +554,78 @@ def enrich(workspace: Any, *, command: str | None = None, roles: list[str] | Non
                        "rejected": len(rejected) + len(expired) + len(new.rejected)},
             "new": {"accepted": new.accepted, "pending": new.pending, "rejected": new.rejected},
             "stats": stats_out}
+
+
+def _stats(stats: RunStats, new: Partition, proposed: dict[str, int], failures: list[dict[str, Any]],
+           expired: list[dict[str, Any]], previous: Overlay | None, overlay: Overlay, overlay_hash: str
+           ) -> dict[str, Any]:
+    """The run's `stats` (outside the overlay's content hash): the reference's EnrichmentStats names
+    (`inputBytes`/`outputBytes`, `byKind` with `proposed`, `inventedReferences` over the five invented-reference
+    reasons), our older names beside them (`bytesSent`/`bytesReceived`), the bill (`cost`) and the stability
+    against the previous overlay."""
+    reasons = _counts(new.rejected + failures + expired, "reason")
+    by_kind: dict[str, dict[str, int]] = {}
+
+    def row(kind: str) -> dict[str, int]:
+        return by_kind.setdefault(kind, {"proposed": 0, "accepted": 0, "pending": 0, "rejected": 0})
+    for kind, count in proposed.items():
+        row(kind)["proposed"] = count
+    for status in ("accepted", "pending", "rejected"):
+        for entry in getattr(new, status):
+            row(str(entry.get("kind")))[status] += 1
+    looked_up = stats.packs
+    hit_rate = round(stats.cache_hits / looked_up, 6) if looked_up else 0.0
+    return {
+        "byKind": dict(sorted(by_kind.items())), "rejectionReasons": reasons,
+        "inventedReferences": sum(n for r, n in reasons.items() if r in INVENTED_REFERENCE_REASONS),
+        "agentRuns": stats.agent_runs, "inputBytes": stats.bytes_sent, "outputBytes": stats.bytes_received,
+        "bytesSent": stats.bytes_sent, "bytesReceived": stats.bytes_received,
+        "packs": looked_up, "packsRun": sorted(stats.packs_run), "batches": stats.batches,
+        "cacheHits": stats.cache_hits, "cacheHitRate": hit_rate, "expired": len(expired),
+        "cost": _cost(stats, hit_rate), **_stability(previous, overlay, overlay_hash), "failures": failures,
+    }
+
+
+def _cost(stats: RunStats, hit_rate: float) -> dict[str, Any]:
+    """What the agent runs cost: bytes, and the registry agent's tokens and dollars under the study's names
+    (`registryAgent*`). Tokens are what each agent reported in its reply's `usage`, else characters / 4 of the
+    bytes (`tokenMethod`: provider, approximate, or mixed); dollars only what agents reported (null when none
+    did, named in `missingMetrics`)."""
+    input_tokens = sum(u.input_tokens if u.input_tokens is not None else math.ceil(sent / 4)
+                       for sent, _, u in stats.usages)
+    output_tokens = sum(u.output_tokens if u.output_tokens is not None else math.ceil(received / 4)
+                        for _, received, u in stats.usages)
+    reported = [u for _, _, u in stats.usages if u.input_tokens is not None and u.output_tokens is not None]
+    costs = [u.cost_usd for _, _, u in stats.usages if u.cost_usd is not None]
+    method = ("provider" if stats.usages and len(reported) == len(stats.usages)
+              else "mixed" if reported else "approximate")
+    missing = [] if len(costs) == len(stats.usages) else \
+        ["registryAgentCostUsd-partial" if costs else "registryAgentCostUsd"]
+    total = stats.bytes_sent + stats.bytes_received
+    return {"agentRuns": stats.agent_runs, "inputBytes": stats.bytes_sent, "outputBytes": stats.bytes_received,
+            "cacheHits": stats.cache_hits, "cacheHitRate": hit_rate,
+            "bytes": total, "approxTokens": (total + 3) // 4,
+            "registryAgentRuns": stats.agent_runs, "registryAgentInputTokens": input_tokens,
+            "registryAgentOutputTokens": output_tokens,
+            "registryAgentCostUsd": round(sum(costs), 6) if costs or not stats.usages else None,
+            "tokenMethod": method, "missingMetrics": missing}
+
+
+def _stability(previous: Overlay | None, overlay: Overlay, overlay_hash: str) -> dict[str, Any]:
+    """This overlay against the previous one: the same hash (a deterministic agent over an unchanged repository),
+    else the share of proposal ids in both, over the union of the two overlays' ids (so proposing fewer things
+    does not read as more stable), with the counts it is made of."""
+    ids = overlay.ids()
+    before = previous.ids() if previous is not None else set()
+    union = ids | before
+    share = 0.0 if previous is None else round(len(ids & before) / len(union), 6) if union else 1.0
+    out: dict[str, Any] = {
+        "overlayHashIdentical": previous is not None and previous.content_hash == overlay_hash,
+        "proposalIdShare": share, "sharedProposalIds": len(ids & before), "proposalIds": len(ids),
+        "previousProposalIds": len(before)}
+    if previous is not None:
+        out["previousOverlayHash"] = previous.content_hash
+    return out
 
 
 def _bounded(rejected: list[dict[str, Any]]) -> list[dict[str, Any]]:

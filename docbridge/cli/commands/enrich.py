@@ -44,6 +44,12 @@ def run(args: argparse.Namespace) -> int:
     from docbridge.cli.overlay import render_delta, retrieval_delta
     from docbridge.engine.enrich.run import EnrichError, enrich
     root = root_dir(args.root)
+    if args.retrieval_delta:  # a suite that cannot be read is refused before any agent runs
+        from docbridge.engine.agent.suites import BenchError, load_suite
+        try:
+            load_suite(Path(args.retrieval_delta))
+        except BenchError as exc:
+            raise UsageError(str(exc)) from exc
     workspace = open_workspace(root, progress=not args.json)
     try:
         with Progress(not args.json) as bar:
@@ -53,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     status = EXIT_OK if report["written"] else EXIT_FINDINGS
     if args.retrieval_delta:
-        report["retrievalDelta"] = retrieval_delta(root, Path(args.retrieval_delta))
-        if report["retrievalDelta"]["hitAt3Dropped"]:
+        report["retrievalDelta"] = retrieval_delta(root, Path(args.retrieval_delta), require_overlay=False)
+        if report["retrievalDelta"]["regression"]:
             status = EXIT_FINDINGS
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
@@ -66,9 +72,20 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"  this run: {report['accepted']} accepted, {report['pending']} pending, {report['rejected']} "
               f"rejected; overlay: {report['totals']['accepted']} accepted, {report['totals']['pending']} pending",
               markup=False)
-    out.print(f"  agent runs {stats['agentRuns']}, packs {stats['packs']} (cache hits {stats['cacheHits']}, "
-              f"rate {stats['cacheHitRate']:.0%}), bytes sent {stats['bytesSent']}, received "
-              f"{stats['bytesReceived']}, expired {stats['expired']}, {stats['wallTimeMs']} ms", markup=False)
+    cost = stats["cost"]
+    dollars = "not reported" if cost["registryAgentCostUsd"] is None else f"${cost['registryAgentCostUsd']:g}"
+    out.print(f"  Cost: agent runs {stats['agentRuns']}, packs {stats['packs']} (cache hits {stats['cacheHits']}, "
+              f"rate {stats['cacheHitRate']:.0%}), input bytes {stats['inputBytes']}, output bytes "
+              f"{stats['outputBytes']}, tokens {cost['registryAgentInputTokens']} in / "
+              f"{cost['registryAgentOutputTokens']} out ({cost['tokenMethod']}), cost {dollars}, "
+              f"{stats['wallTimeMs']} ms", markup=False)
+    rejected = sum(stats["rejectionReasons"].values())
+    out.print(f"  Rejections: {rejected}; Invented references: {stats['inventedReferences']}; expired "
+              f"{stats['expired']}", markup=False)
+    identical = "identical overlay hash" if stats["overlayHashIdentical"] else "overlay hash changed"
+    out.print(f"  Stability: {identical}; proposal id share {stats['proposalIdShare']:.3f} "
+              f"({stats['sharedProposalIds']} shared of {stats['proposalIds']} now, {stats['previousProposalIds']} "
+              f"before)", markup=False)
     for reason, count in stats["rejectionReasons"].items():
         out.print(f"  rejected {reason}: {count}", markup=False)
     for failure in stats["failures"]:
