@@ -174,7 +174,9 @@ def test_covers_and_ownership_relations(acme_snapshot: dict[str, Any]) -> None:
         ("document:docs/api.md", "area:src/api"), ("document:docs/billing.md", "area:src/billing"),
         ("document:docs/orders.md", "area:src/orders"), ("document:docs/catalog.md", "area:src/catalog"),
         ("document:docs/storage.md", "area:src/storage"),
-        ("document:docs/for-agents/billing.md", "area:src/billing")}
+        ("document:docs/for-agents/billing.md", "area:src/billing"),
+        # `covers: [src/catalog, src/reporting]`: what names nothing is an unresolved-reference entity
+        ("document:docs/catalog.md", "unresolved:src/reporting")}
     rel = relation(acme_snapshot, "document:docs/for-agents/billing.md", "covers", "area:src/billing")
     assert rel["provenance"] == "declared"
 

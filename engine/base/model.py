@@ -21,8 +21,10 @@ CONFIDENCE_ORDER = ("observed", "declared", "fuzzy", "proposed")
 
 DOCUMENT, MODULE, AREA, PACKAGE, EXTERNAL, INTENT, CHANGE = (
     "document", "module", "area", "package", "external", "intent", "change")
-ENTITY_KINDS = (DOCUMENT, MODULE, AREA, PACKAGE, EXTERNAL, INTENT, CHANGE)
-RELATION_KINDS = ("contains", "imports", "re-exports", "links-to", "mentions", "mentions-symbol", "covers")
+UNRESOLVED = "unresolved-reference"  # a name a document declares (`covers`, `docbridge.relations`) that names nothing
+ENTITY_KINDS = (DOCUMENT, MODULE, AREA, PACKAGE, EXTERNAL, INTENT, CHANGE, UNRESOLVED)
+RELATION_KINDS = ("contains", "imports", "re-exports", "runtime-wiring", "depends-on", "links-to", "mentions",
+                  "mentions-symbol", "covers")
 
 
 def entity_id(kind: str, value: str) -> str:
@@ -227,6 +229,20 @@ class CodeSpan(Row):
 
 
 @dataclass(slots=True, unsafe_hash=True)
+class FenceToken(Row):
+    """An identifier written in a fenced code block of a JS/TS language, on one line (`column` to `end_column`)."""
+
+    text: str
+    line: int
+    column: int
+    end_column: int
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.line, self.end_column)
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class Declaration(Row):
     """A frontmatter reference: a `covers` entry, or a declared relation `from -> to`."""
 
@@ -287,10 +303,13 @@ class MarkdownFacts(Row):
     anchors: tuple[tuple[str, int], ...] = ()  # explicit anchors (HTML `id`/`name`, `{#id}` lines) and their lines
     includes: tuple[str, ...] = ()  # documents included whole (`<!--@include: ./x.md-->`), as written
     builds: str = ""  # a directive by which the site adds content (and headings) at build time ('' when none)
+    # identifiers in fenced JS/TS code (each name on at most 8 lines), and whether more were left out than kept
+    fence_tokens: tuple[FenceToken, ...] = ()
+    fence_truncated: bool = False
     kind: ClassVar[str] = DOCUMENT
     _nested: ClassVar[dict[str, type[Row]]] = {
         "headings": Heading, "declarations": Declaration, "issues": Issue, "links": Link,
-        "code_spans": CodeSpan, "regions": Region}
+        "code_spans": CodeSpan, "regions": Region, "fence_tokens": FenceToken}
 
     def fm(self, key: str) -> str | None:
         for k, v in self.frontmatter:
@@ -351,8 +370,11 @@ class ModuleFacts(Row):
     outline: tuple[str, ...] = ()  # member names of its exported classes (its public methods), bounded
     generated: str = ""  # the marker in its leading comment that says it is generated ('' when none)
     documented: int = 0  # exported declarations that carry a doc comment (`/** ... */`)
+    # runtime wiring: an imported binding handed to a registration call (`app.use(router)`), as an Import of the
+    # binding's specifier with kind `wiring`, the argument's span and names (method, binding)
+    wiring: tuple[Import, ...] = ()
     kind: ClassVar[str] = MODULE
-    _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import}
+    _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import, "wiring": Import}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -377,6 +399,8 @@ class PackageFacts(Row):
     private: bool = False
     subpaths: tuple[tuple[str, str], ...] = ()  # `exports` subpaths (`./tiny`) and the file each names first
     repository: str = ""  # `owner/name` of the manifest's `repository`, lowercase ('' when it names none)
+    # every entry of every dependency field, in field order: (field, name, line, column, end column of its key)
+    dependency_lines: tuple[tuple[str, str, int, int, int], ...] = ()
     kind: ClassVar[str] = "package-manifest"
     _nested: ClassVar[dict[str, type[Row]]] = {"issues": Issue}
 

@@ -84,6 +84,9 @@ class ModuleResolution:
     relations: tuple[Relation, ...]
     imports: tuple[ImportOutcome, ...]
     deps: tuple[Key, ...]  # sorted
+    # `runtime-wiring` relations (an imported binding handed to `use`, `register`, `mount` or `attach`): kept apart
+    # from `relations`, which the structural findings read, since each repeats an import already there
+    wiring: tuple[Relation, ...] = ()
 
 
 
@@ -208,4 +211,22 @@ def resolve_module(universe: Universe, facts: ModuleFacts) -> ModuleResolution:
         detections = tuple(sorted({i.kind for i in imports}))
         relations.append(Relation(source, target, kind, evidence, "observed", "observed",
                                   (("detection", detections),)))
-    return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), tuple(sorted(resolver.deps)))
+    return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), tuple(sorted(resolver.deps)),
+                            _wiring(resolver, facts, source))
+
+
+def _wiring(resolver: _ModuleResolver, facts: ModuleFacts, source: str) -> tuple[Relation, ...]:
+    """One `runtime-wiring` relation per module (or package, or external) wired in, with each call's argument as
+    evidence and the methods and bindings that wire it."""
+    wired: dict[str, list[Import]] = {}
+    for call in facts.wiring:
+        target, _status = resolver.resolve(call.specifier)
+        if target is not None and target != source:
+            wired.setdefault(target, []).append(call)
+    return tuple(
+        Relation(source, target, "runtime-wiring",
+                 tuple(Evidence(facts.path, c.line, c.column, c.end_line, c.end_column) for c in calls[:MAX_EVIDENCE]),
+                 "observed", "observed",
+                 (("detection", "runtime-wiring-static"), ("methods", tuple(sorted({c.names[0] for c in calls}))),
+                  ("bindings", tuple(sorted({c.names[1] for c in calls})))))
+        for target, calls in sorted(wired.items()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any
@@ -63,7 +64,44 @@ def analyze_package_json(path: str, text: str, data: bytes | None = None) -> Pac
     return PackageFacts(path, content_hash, directory, name.strip() if name else None,
                         _line_of(text, r'"name"\s*:') if name else 0, workspaces, scripts,
                         tuple(sorted(dependencies.items())), entries, package_manager, (),
-                        manifest.get("private") is True, _subpaths(manifest), _repository(manifest))
+                        manifest.get("private") is True, _subpaths(manifest), _repository(manifest),
+                        _dependency_lines(manifest, text))
+
+
+MAX_DEPENDENCY_LINES = 1024
+
+
+def _dependency_lines(manifest: dict[str, Any], text: str) -> tuple[tuple[str, str, int, int, int], ...]:
+    """(field, name, line, column, end column) of every entry of every dependency field, in field order then
+    written order: where each dependency's key is written (the field's own key when it cannot be found as
+    written). Columns count code points."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    found: list[tuple[str, str, int, int, int]] = []
+
+    def at(start: int, end: int) -> tuple[int, int, int]:
+        line = bisect.bisect_right(starts, start) - 1
+        return line, start - starts[line], end - starts[line]
+
+    for field in DEPENDENCY_FIELDS:
+        value = manifest.get(field)
+        if not isinstance(value, dict) or not value:
+            continue
+        opening = re.search(rf'"{field}"\s*:\s*{{', text)
+        cursor = opening.end() if opening else 0
+        field_at = at(opening.start(), opening.start() + len(field) + 2) if opening else (0, 0, 0)
+        for dependency in value:
+            if not isinstance(dependency, str):
+                continue
+            written = json.dumps(dependency, ensure_ascii=False)
+            match = re.compile(re.escape(written) + r"\s*:").search(text, cursor)
+            if match is None:
+                found.append((field, dependency, *field_at))
+                continue
+            cursor = match.end()
+            found.append((field, dependency, *at(match.start(), match.start() + len(written))))
+            if len(found) >= MAX_DEPENDENCY_LINES:
+                return tuple(found)
+    return tuple(found)
 
 
 def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:

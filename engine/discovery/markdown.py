@@ -4,7 +4,8 @@ markdown-it-py (CommonMark + GFM tables, task lists, footnotes, autolinks, front
 `[[wiki link]]` rule. markdown-it gives inline tokens no positions, so the inline rules we care about are
 wrapped to record where in the inline source each token starts and ends; those offsets are then mapped
 back to (line, column) of the document. Fenced code, indented code and generated regions never yield
-links or mentions.
+links or mentions; the names written in a fence of a JS/TS language are kept apart (`fence_tokens`), for
+resolution to cite exported symbols by (a citation that never enters ranking, see `references.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from typing import Any, Literal
 import regex
 import yaml
 from docbridge.engine.base.hashing import region_hash, sha256_bytes
-from docbridge.engine.base.model import CodeSpan, Declaration, Heading, Issue, Link, MarkdownFacts, Region
+from docbridge.engine.base.model import (
+    CodeSpan,
+    Declaration,
+    FenceToken,
+    Heading,
+    Issue,
+    Link,
+    MarkdownFacts,
+    Region,
+)
 from docbridge.engine.discovery import versions
 from docbridge.engine.discovery.markdown_blocks import PATH_KEY, incremental_block
 from markdown_it import MarkdownIt
@@ -98,6 +108,31 @@ _THEMATIC_BREAK = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$")
 _WIKI_STOP = re.compile(r"[\[\]\n]")
 _POSITIONED_RULES = ("backticks", "link", "image", "autolink", "wikilink",
                      "gfm_autolink_www", "gfm_autolink_protocol", "gfm_autolink_email")
+# Fenced code cites code by name: the names written in a fence of a JS/TS language are kept (`fence_tokens`) and
+# resolve to exported symbols only, never to a path or a package (what a fence says about paths is the reader's
+# project). JSON, YAML and TOML fences name configuration keys, not symbols: they are not read. What the example
+# declares itself is no citation: a name after `const`/`function`/`class`..., a key or an annotated parameter
+# (`name:`), a string's content (`from 'vitest'`), and a plain lowercase word (`config`, `app`) unless the fence
+# imports it (`import { test } from ...`).
+FENCE_LANGUAGES = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "typescript", "javascript"})
+MAX_FENCE_TOKENS = 4096  # kept per document; beyond it `fence_truncated` (a coverage note)
+MAX_FENCE_LINES = 8  # lines kept per name (a relation keeps at most 8 lines of evidence)
+_FENCE_LANGUAGE = re.compile(r"^[A-Za-z0-9_+-]+")
+# a name or a dotted name (`order.status`, a member: never a symbol on its own), not part of a longer word, a path
+# (`./x.js`) or a flag (`--watch`)
+_FENCE_NAME = re.compile(r"(?<![\w$.-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?![\w$.-])")
+_FENCE_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_DECLARING = re.compile(r"\b(?:const|let|var|function\*?|class|interface|type|enum|namespace)\s+$")
+_IMPORTING = re.compile(r"^\s*import\b|\brequire\s*\(")
+# written as code (camelCase, PascalCase, snake_case, `$`, a digit after a letter): a plain lowercase word may be the
+# example's own variable
+_CODE_NAME = re.compile(r"[A-Z_$]|[a-z][0-9]")
+_JS_WORDS = frozenset(
+    "abstract as async await break case catch class const continue debugger declare default delete do else enum "
+    "export extends false finally for from function get if implements import in instanceof interface is keyof let "
+    "module namespace new null of package private protected public readonly require return satisfies set static "
+    "super switch this throw true try type typeof undefined var void while with yield any boolean never number "
+    "object string symbol unknown bigint console".split())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -773,6 +808,59 @@ def _html_anchors(content: str) -> list[str]:
         [slugify(re.sub(r"<[^>]+>", "", m.group(1))) for m in _HTML_HEADING.finditer(content)]
 
 
+def fence_language(info: str) -> str:
+    """The language a fence declares (```` ```ts twoslash ````, ```` ```js{4} ````, ```` ```TS [vite.config.ts] ````:
+    `ts`), lowercase; '' when none."""
+    match = _FENCE_LANGUAGE.match(info.strip())
+    return match.group(0).lower() if match else ""
+
+
+def _fence_names(lines: list[str], first: int, count: int) -> list[tuple[str, int, int, int]]:
+    """(name, line, start, end) of each name one fence's code cites, on lines `first` to `first + count - 1`."""
+    found: list[tuple[str, int, int, int]] = []
+    imported: set[str] = set()
+    depth = -1  # braces open in the import statement under way (-1: none under way)
+    for line in range(first, min(first + count, len(lines))):
+        text = _FENCE_STRING.sub(lambda m: " " * len(m.group()), lines[line])  # columns kept
+        importing = depth >= 0 or bool(_IMPORTING.search(text))
+        for match in _FENCE_NAME.finditer(text):
+            name, start, end = match.group(), match.start(), match.end()
+            if "." in name or name in _JS_WORDS or text.startswith((":", "?:"), end):
+                continue
+            if importing:
+                imported.add(name)
+            elif _DECLARING.search(text, max(0, start - 12), start):
+                continue
+            found.append((name, line, start, end))
+        if importing:  # the statement goes on while a brace it opened is open (`import {` ... `} from 'x'`)
+            depth = max(depth, 0) + text.count("{") - text.count("}")
+            if depth <= 0:
+                depth = -1
+    return [item for item in found if item[0] in imported or (len(item[0]) > 1 and _CODE_NAME.search(item[0]))]
+
+
+def _fence_tokens(tokens: list[Token], lines: list[str], region_lines: set[int]) -> tuple[
+        tuple[FenceToken, ...], bool]:
+    """The names fences of a JS/TS language cite outside generated regions, each on at most `MAX_FENCE_LINES`
+    lines, at most `MAX_FENCE_TOKENS` in all (then the second value is True). Positions are read from the
+    document's own lines, so a fence inside a list or a quote keeps its columns."""
+    found: list[FenceToken] = []
+    lines_of: dict[str, set[int]] = {}
+    for token in tokens:
+        if token.type != "fence" or not token.map or fence_language(token.info) not in FENCE_LANGUAGES:
+            continue
+        # the opening fence's line is not code; each line of code ends with a newline in `content`
+        for name, line, start, end in _fence_names(lines, token.map[0] + 1, token.content.count("\n")):
+            seen = lines_of.setdefault(name, set())
+            if line in region_lines or line in seen or len(seen) >= MAX_FENCE_LINES:
+                continue
+            if len(found) >= MAX_FENCE_TOKENS:
+                return tuple(found), True
+            seen.add(line)
+            found.append(FenceToken(name, line, start, end))
+    return tuple(found), False
+
+
 def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:  # noqa: C901 (to split)
     """Facts of one Markdown (or MDX) document. Never raises on content: problems become `issues`."""
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
@@ -891,6 +979,7 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
     links.sort(key=lambda link: (link.line, link.column))
     title = dict(frontmatter).get("title") or next((h.text for h in headings if h.level == 1), None)
     body = " ".join(" ".join(body_parts).split())[:BODY_LIMIT]
+    fence_tokens, fence_truncated = _fence_tokens(tokens, lines, region_lines)
     return MarkdownFacts(
         path=path, content_hash=content_hash, title=title, headings=tuple(headings), summary=summary,
         word_count=words, frontmatter=frontmatter, declarations=declarations, issues=issues,
@@ -898,7 +987,7 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
         language=detect_language(text), line_count=len(lines), body=body,
         anchors=tuple(sorted(set(anchors) | {(name, 0) for name in dict(frontmatter).get("sections", "").split()},
                              key=lambda a: (a[1], a[0]))), includes=tuple(dict.fromkeys(includes)),
-        builds=_build_directive(text, code_lines))
+        builds=_build_directive(text, code_lines), fence_tokens=fence_tokens, fence_truncated=fence_truncated)
 
 
 def _lone_link(children: list[Any]) -> bool:

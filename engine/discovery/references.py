@@ -25,6 +25,7 @@ from docbridge.engine.base.model import (
     MODULE,
     PACKAGE,
     Evidence,
+    FenceToken,
     Heading,
     MarkdownFacts,
     Relation,
@@ -197,6 +198,9 @@ class DocumentResolution:
     # each relation declaration of the facts, in order: (its index in `declarations`, from id, to id), an id
     # None when that endpoint resolves to nothing
     declared_endpoints: tuple[tuple[int, str | None, str | None], ...] = ()
+    # symbols only fenced code names (`citationContext: code-fence`): kept in the snapshot, never in ranking,
+    # findings, reverse indexes or handoffs, which read `relations`
+    citations: tuple[Relation, ...] = ()
 
 
 
@@ -414,6 +418,11 @@ class _DocumentResolver:
         folder, _, name = self.facts.path.rpartition("/")
         stem = name.rsplit(".", 1)[0]
         span = Span(0, 0, 0, 0)
+        # `<agent root>/packages/<x>.md` covers `<x>` (declared by where it is kept) unless it declares `covers`
+        unit = None if any(d.kind == "covers" for d in self.facts.declarations) else \
+            u.conventional_unit(self.facts.path, self.deps)
+        if unit is not None:
+            return [Reference("convention", span, unit[1], ReferenceStatus.RESOLVED, unit[0], unit[1], "covers")]
         self.deps.add(("dir-files", folder))
         beside = [f"{folder}/{stem}{ext}" if folder else f"{stem}{ext}" for ext in MODULE_EXTENSIONS]
         found = [m for m in beside if m in u.modules]
@@ -461,6 +470,26 @@ class _DocumentResolver:
             e.name == name and e.source and not e.source.startswith(".")
             for e in self.u.modules[module].exports)]
         return (entering if len(entering) == 1 else reexporters), name
+
+    def fence_symbol(self, token: FenceToken) -> Reference | None:
+        """What a name written in fenced code cites: a symbol library source exports, with exactly one declaration
+        to choose (as an inline mention chooses among several), else nothing: no path, package, near match or
+        ambiguity, and no test's or example's own name (fenced code is full of the example's own names)."""
+        name = token.text
+        if name in NOT_SYMBOLS or not _IDENT.match(name):
+            return None
+        owners = self.u.symbol_owners(name, self.deps)
+        if not owners:
+            return None
+        declared_as = name
+        if not self.u.owners.get(name):
+            owners, declared_as = self.through_barrels(name, owners)
+        library = [owner for owner in owners if self.u.is_library(owner)]
+        chosen = library if len(library) <= 1 else self.declarations(declared_as, library, token.line)[0]
+        if len(chosen) != 1:
+            return None
+        return Reference("fence", token.span, name, ReferenceStatus.RESOLVED, entity_id(MODULE, chosen[0]), chosen[0],
+                         "mentions-symbol", symbol=declared_as)
 
     def namespace(self, name: str) -> bool:
         """Whether `name` is a namespace (`export * as z from`, or re-exported by every module that has it: an
@@ -1056,9 +1085,55 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
         notes.append((f"relations:{facts.path}",
                       f"Document references more than {universe.config.limits.relations_per_document} "
                       f"entities; the remainder was not recorded."))
+    citations, citations_truncated = _fence_citations(resolver, facts, universe.config.limits.relations_per_document)
+    if facts.fence_truncated:
+        notes.append((f"fence-tokens:{facts.path}",
+                      "Document has more names in fenced code than are read; the remaining citations were not "
+                      "analyzed."))
+    if citations_truncated:
+        notes.append((f"fence-relations:{facts.path}",
+                      f"Document's fenced code cites more than {universe.config.limits.relations_per_document} "
+                      f"symbols; the remainder was not recorded."))
     return DocumentResolution(facts.path, relations, tuple(references), tuple(notes),
                               tuple(sorted_in_runs(resolver.deps)), truncated, tuple(sorted(set(declared))),
-                              tuple(endpoints))
+                              tuple(endpoints), citations)
+
+
+CODE_FENCE = (("citationContext", "code-fence"),)  # the metadata of a relation only fenced code makes
+
+
+def _fence_citations(resolver: _DocumentResolver, facts: MarkdownFacts, cap: int) -> tuple[tuple[Relation, ...], bool]:
+    """The symbols a document's fenced code names, one relation per symbol (up to `cap` of them, a budget apart
+    from the document's other relations), each with the lines that name it. A symbol the document also mentions
+    outside code is the same relation: the snapshot merges the two, keeping the mention's metadata and adding
+    these lines to its evidence (at most 8 in all)."""
+    if not facts.fence_tokens:
+        return (), False
+    source = entity_id(DOCUMENT, facts.path)
+    groups: dict[tuple[str, str], list[Evidence]] = {}
+    truncated = False
+    # a name is resolved once per section: the heading above it is all of its position that the choice reads
+    heading_lines = [heading.line for heading in facts.headings]
+    chosen: dict[tuple[str, int], Reference | None] = {}
+    for token in facts.fence_tokens:
+        section = (token.text, bisect.bisect_right(heading_lines, token.line))
+        reference = chosen[section] if section in chosen else chosen.setdefault(section, resolver.fence_symbol(token))
+        if reference is None or reference.target is None or reference.target == source:
+            continue
+        key = (reference.target, reference.symbol or "")
+        evidence = groups.get(key)
+        if evidence is None:
+            if len(groups) >= cap:
+                truncated = True
+                continue
+            evidence = groups[key] = []
+        if len(evidence) < MAX_EVIDENCE and all(e.line != token.line for e in evidence):
+            span = token.span
+            evidence.append(Evidence(facts.path, span.line, span.column, span.end_line, span.end_column))
+    relations = [Relation(source, target, "mentions-symbol", tuple(evidence), "observed", "observed", CODE_FENCE,
+                          symbol) for (target, symbol), evidence in groups.items()]
+    relations.sort(key=lambda r: r.key)
+    return tuple(relations), truncated
 
 
 def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], cap: int) -> tuple[

@@ -43,10 +43,15 @@ _DIRECTIVE = regex.compile(r"^\s*(?:eslint|@ts-|prettier-ignore|istanbul|c8 |v8 
                            r"@vitest-environment|@jest-environment|@license|@refresh|@jsx|webpack)", regex.I)
 _JSDOC_TAG = regex.compile(r"(?<![\w@])@[a-zA-Z]+\b")
 _SENTENCE_END = regex.compile(r"(?<=[.!?])\s|\n\s*\n")
-_CALLS = """
+# registration calls whose arguments wire another module in at run time (`app.use(router)`, `fastify.register(x)`)
+WIRING_METHODS = ("register", "use", "mount", "attach")
+_CALLS = f"""
 (call_expression function: (import) arguments: (arguments . (_) @dynamic))
 (call_expression function: (identifier) @_fn arguments: (arguments . (_) @require) (#eq? @_fn "require"))
+(call_expression function: (member_expression property: (property_identifier) @wiring_method)
+  arguments: (arguments) @wired (#any-of? @wiring_method {" ".join(f'"{m}"' for m in WIRING_METHODS)}))
 """
+MAX_WIRING = 256  # wiring calls kept per module
 
 
 class _Grammar:
@@ -130,6 +135,7 @@ class _Collector:
         self.pending_clauses: list[tuple[Node, Node]] = []
         self.outline: list[str] = []
         self.dynamic_unanalyzed = 0
+        self.wiring: list[Import] = []
 
     def point(self, node: Node) -> tuple[int, int]:
         return node.start_point.row, self.columns.col(node.start_point.row, node.start_point.column)
@@ -399,6 +405,33 @@ class _Collector:
                         self.dynamic_unanalyzed += 1
                     else:
                         self.import_(arg, value, name)
+            for arguments in captures.get("wired", []):
+                method = _text(captures["wiring_method"][0])
+                for argument in arguments.named_children:
+                    self.wired(method, argument)
+
+    def wired(self, method: str, argument: Node) -> None:
+        """An argument of a registration call that is an imported binding, or reached from one (`router`,
+        `router.routes()`, `plugins.auth`): the module it comes from is wired in here."""
+        node: Node | None = argument
+        while node is not None and node.type != "identifier":
+            if node.type == "member_expression":
+                node = node.child_by_field_name("object")
+            elif node.type == "call_expression":
+                node = node.child_by_field_name("function")
+            elif node.type in ("non_null_expression", "parenthesized_expression") and node.named_children:
+                node = node.named_children[0]
+            else:
+                return
+        if node is None or node.type != "identifier" or len(self.wiring) >= MAX_WIRING:
+            return
+        binding = _text(node)
+        specifier = self.imported.get(binding)
+        if specifier is None:
+            return
+        line, column = self.point(argument)
+        end_line, end_column = self.end(argument)
+        self.wiring.append(Import(specifier, "wiring", line, column, end_line, end_column, (method, binding)))
 
 
 _LONE_CR = regex.compile(rb"\r(?!\n)")
@@ -432,9 +465,10 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     exports = tuple(sorted(set(collector.exports), key=lambda e: (e.line, e.column, e.name)))
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
     summary, prose = _self_description(grammar, root)
+    wiring = tuple(sorted(set(collector.wiring), key=lambda i: (i.line, i.column, i.specifier, i.names)))
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
                        source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text),
-                       collector.documented)
+                       collector.documented, wiring)
 
 
 def _comment_text(raw: str) -> str:

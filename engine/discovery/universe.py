@@ -30,6 +30,7 @@ from docbridge.engine.base.model import (
     NavigationFacts,
     PackageFacts,
     TsconfigFacts,
+    entity_id,
 )
 from docbridge.engine.discovery.files import MODULE_EXTENSIONS, IgnoreRules, file_kind, parent_dirs
 from docbridge.engine.discovery.layout import UNIT_PAGES, Layout, build_layout
@@ -397,6 +398,41 @@ class Universe:
             near.append(path)
         named = members(self.basenames.get(target.rsplit("/", 1)[-1]))
         return sorted(set(near) | set(named))
+
+    def conventional_unit(self, path: str, deps: set[Key]) -> tuple[str, str] | None:
+        """(entity id, path) of the unit a document documents by where the agent corpus keeps it:
+        `<agent root>/packages/<x>.md` or `<agent root>/apps/<x>.md` (`corpus.agent.root`, default
+        `docs/for-agents`) covers `<x>`: the package whose manifest name is `<x>`, else the one whose name ends in
+        `/<x>`, else the one in a folder named `<x>`; else the area an ownership record `<x>` names, or the area at
+        path `<x>`. None when the path is not of that shape or `<x>` names none of these, or several alike (a page
+        about something else is no error)."""
+        root = (self.config.corpus.agent.root or "docs/for-agents").strip().replace("\\", "/").strip("/")
+        prefix = f"{root}/" if root and root != "." else ""
+        if not path.startswith(prefix):
+            return None
+        scope, _, file = path[len(prefix):].partition("/")
+        if scope not in ("packages", "apps") or not file or "/" in file:
+            return None
+        name = file.rsplit(".", 1)[0] if file.lower().endswith((".md", ".mdx")) else ""
+        if not name or self.layout is None:
+            return None
+        deps.add(("all",))  # packages and their names
+        packages = sorted(self.layout.packages.values(), key=lambda info: info.directory)
+        named = [(info.facts.name if info.facts is not None and info.facts.name else "", info) for info in packages]
+        for tier in ([info for full, info in named if full == name],
+                     [info for full, info in named if full.endswith("/" + name)],
+                     [info for _, info in named if info.directory.rsplit("/", 1)[-1] == name]):
+            if len(tier) == 1:
+                return tier[0].id, tier[0].directory
+            if tier:
+                return None  # several packages answer to the name: which one is meant cannot be told
+        for record in self.config.ownership:
+            if record.id == name:
+                deps.add(("path", record.path))
+                if record.path in self.layout.areas:
+                    return entity_id(AREA, record.path), record.path
+        deps.add(("path", name))
+        return (entity_id(AREA, name), name) if name in self.layout.areas else None
 
     def tsconfig_for(self, directory: str) -> TsconfigFacts | None:
         if directory in self._tsconfig_for_dir:

@@ -2,9 +2,9 @@
 search index record. Kept apart from the analyzers so that a warm search can check them without importing
 markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
-MARKDOWN = "1.3.10"
-TYPESCRIPT = "1.3.6"
-MANIFESTS = "1.4.1"
-RESOLVER = "1.5.5"
+MARKDOWN = "1.3.11"
+TYPESCRIPT = "1.3.7"
+MANIFESTS = "1.4.2"
+RESOLVER = "1.5.6"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}

@@ -7,6 +7,7 @@ warm scan and a cold scan of the same tree hash alike.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections import Counter
@@ -26,6 +27,7 @@ from docbridge.engine.base.model import (
     MODULE,
     PACKAGE,
     SCHEMA_VERSION,
+    UNRESOLVED,
     Evidence,
     Relation,
     entity_id,
@@ -34,6 +36,7 @@ from docbridge.engine.base.model import (
 from docbridge.engine.discovery.files import INVALID_IGNORE_PATTERN
 from docbridge.engine.discovery.references import MAX_EVIDENCE
 from docbridge.engine.discovery.resolve import analyzer_versions
+from docbridge.engine.discovery.roles import TEST
 from docbridge.engine.state.model_state import ModelState
 from docbridge.engine.state.transitions import resolved
 
@@ -240,7 +243,7 @@ def build_snapshot(ws: Workspace) -> Snapshot:
         entities[entity_id(MODULE, path)] = Entity(
             entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, module_facts.content_hash, data=data)
         if module_resolution:
-            for relation in module_resolution.relations:
+            for relation in (*module_resolution.relations, *module_resolution.wiring):
                 if relation.target.startswith(EXTERNAL + ":"):
                     externals.add(relation.target)
 
@@ -274,10 +277,16 @@ def build_snapshot(ws: Workspace) -> Snapshot:
     # relations observed in files
     for resolution in ws.documents.values():
         relations.extend(resolution.relations)
+        relations.extend(resolution.citations)  # fenced code's citations (merged into a mention of the same symbol)
     for module_resolution in ws.modules.values():
         relations.extend(module_resolution.relations)
+    relations.extend(_wiring(ws))
     relations.extend(_containment(ws))
     relations.extend(_ownership_covers(ws, hashes))
+    relations.extend(_dependencies(ws))
+    unresolved, declared_covers = _unresolved_declarations(ws)
+    entities.update(unresolved)
+    relations.extend(declared_covers)
     relations = _merge(relations)
 
     coverage = _coverage(ws)
@@ -301,30 +310,130 @@ def _merge(relations: list[Relation]) -> list[Relation]:
 
 
 def _containment(ws: Workspace) -> list[Relation]:
+    """What holds what, each with the file that proves it: a module or a document is its own evidence (its first
+    line); an area, the first module it holds (an area is a folder of code)."""
     layout = ws.universe.layout
     assert layout is not None
+    modules = ws.universe.sorted_paths("modules")
+
+    def file(path: str) -> tuple[Evidence, ...]:
+        return (Evidence(path, 0, 0, 0, 0),)
+
+    def first_module(area: Any) -> tuple[Evidence, ...]:
+        if area.modules:
+            return file(area.modules[0])
+        prefix = "" if area.path in ("", ".") else area.path + "/"
+        start = bisect.bisect_left(modules, prefix)
+        return file(modules[start]) if start < len(modules) and modules[start].startswith(prefix) else ()
+
     out: list[Relation] = []
     for area in layout.areas.values():
         if area.parent_id:
-            out.append(Relation(area.parent_id, area.id, "contains", ()))
+            out.append(Relation(area.parent_id, area.id, "contains", first_module(area)))
         elif area.package_id:
-            out.append(Relation(area.package_id, area.id, "contains", ()))
+            out.append(Relation(area.package_id, area.id, "contains", first_module(area)))
         for module in area.modules:
-            out.append(Relation(area.id, entity_id(MODULE, module), "contains", ()))
+            out.append(Relation(area.id, entity_id(MODULE, module), "contains", file(module)))
     for module in ws.universe.modules:
         if module not in layout.module_area:
             package = layout.package_of(module)
             if package is not None:
-                out.append(Relation(package.id, entity_id(MODULE, module), "contains", ()))
+                out.append(Relation(package.id, entity_id(MODULE, module), "contains", file(module)))
     for document in ws.universe.documents:
         document_area = layout.area_of(document)
         if document_area is not None:
-            out.append(Relation(document_area.id, entity_id(DOCUMENT, document), "contains", ()))
+            out.append(Relation(document_area.id, entity_id(DOCUMENT, document), "contains", file(document)))
         else:
             package = layout.package_of(document)
             if package is not None:
-                out.append(Relation(package.id, entity_id(DOCUMENT, document), "contains", ()))
+                out.append(Relation(package.id, entity_id(DOCUMENT, document), "contains", file(document)))
     return out
+
+
+def _wiring(ws: Workspace) -> list[Relation]:
+    """`runtime-wiring` of every module but tests' (a test registers fixtures, not the program's structure)."""
+    out: list[Relation] = []
+    for path in sorted(ws.modules.keys()):
+        wiring = ws.modules[path].wiring
+        if wiring and ws.universe.role_of(path)[0] != TEST:
+            out.extend(wiring)
+    return out
+
+
+def _dependencies(ws: Workspace) -> list[Relation]:
+    """`depends-on` between the repository's own packages: a package whose manifest lists another of them in
+    `dependencies`, `devDependencies`, `peerDependencies` or `optionalDependencies`, with the line of each entry
+    and the fields it is listed in (`metadata.dependency_types`, in that order). Third-party dependencies are
+    left to the manifest: the model holds the repository's own structure."""
+    universe = ws.universe
+    layout = universe.layout
+    assert layout is not None
+    names, _ = universe.package_names()
+    out: list[Relation] = []
+    for info in sorted(layout.packages.values(), key=lambda p: p.directory):
+        facts = info.facts
+        if facts is None or not facts.dependency_lines:
+            continue
+        found: dict[str, list[tuple[str, Evidence]]] = {}
+        for field_name, name, line, column, end_column in facts.dependency_lines:
+            directory = names.get(name)
+            if directory is None:
+                continue
+            target = layout.packages[directory].id
+            if target != info.id:
+                found.setdefault(target, []).append((field_name, Evidence(facts.path, line, column, line, end_column)))
+        for target, entries in sorted(found.items()):
+            fields = tuple(dict.fromkeys(f for f, _ in entries))
+            out.append(Relation(info.id, target, "depends-on", tuple(e for _, e in entries[:MAX_EVIDENCE]),
+                                metadata=(("dependency_types", fields),)))
+    return out
+
+
+MAX_ID = 256
+
+
+def unresolved_id(reference: str) -> str:
+    """`unresolved:<reference>`, cut to 256 characters with a hash of the whole when longer (as entity ids are)."""
+    eid = f"unresolved:{reference}"
+    if len(eid) <= MAX_ID:
+        return eid
+    digest = hashlib.sha256(eid.encode("utf-8")).hexdigest()[:32]
+    return f"{eid[:MAX_ID - 33]}:{digest}"
+
+
+def _unresolved_declarations(ws: Workspace) -> tuple[dict[str, Entity], list[Relation]]:
+    """What documents declare (`covers`, an endpoint of `docbridge.relations`) that names nothing in the
+    repository: one `unresolved-reference` entity per name, with every place it is written (≤ 8), and a declared
+    `covers` from each document whose `covers` names it. The findings already report each one; the entity lets
+    the graph hold what was meant."""
+    written: dict[str, list[Evidence]] = {}
+    covers: list[Relation] = []
+    for path in sorted(ws.documents.keys()):
+        resolution = ws.documents[path]
+        facts = ws.universe.documents.get(path)
+        if facts is None:
+            continue
+        for reference in resolution.references:
+            if reference.origin == "covers" and reference.status == "unresolved" and reference.text:
+                span = reference.span
+                evidence = Evidence(path, span.line, span.column, span.end_line, span.end_column)
+                written.setdefault(reference.text, []).append(evidence)
+                covers.append(Relation(entity_id(DOCUMENT, path), unresolved_id(reference.text), "covers", (evidence,),
+                                       "declared", "declared"))
+        for index, source, target in resolution.declared_endpoints:
+            declaration = facts.declarations[index]
+            evidence = Evidence(path, declaration.line, declaration.column, declaration.line, declaration.end_column)
+            for name, found in ((declaration.ref, source), (declaration.target, target)):
+                if found is None and name:
+                    written.setdefault(name, []).append(evidence)
+    entities: dict[str, Entity] = {}
+    for name, found_at in sorted(written.items()):
+        eid = unresolved_id(name)
+        places = sorted(set(found_at), key=lambda e: (e.path, e.line, e.column))
+        entities[eid] = Entity(eid, UNRESOLVED, None, name, provenance="declared", confidence="declared", data={
+            "reference": name, "evidence": [e.to_json(None) for e in places[:MAX_EVIDENCE]],
+            "documents": sorted({e.path for e in places})})
+    return entities, covers
 
 
 def _ownership_covers(ws: Workspace, hashes: dict[str, str]) -> list[Relation]:
@@ -402,6 +511,7 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
         roles[role] += 1
         if role == "generated":
             generated.append({"path": path, "reason": reason})
+    notes.extend(_area_suggestions(ws))
     notes.sort(key=lambda n: n["scope"])
     coverage: dict[str, Any] = {
         "files": {"seen": len(present) + sum(1 for p, r in skipped
@@ -419,6 +529,16 @@ def _coverage(ws: Workspace) -> dict[str, Any]:
     if len(notes) > MAX_NOTES:
         coverage["notes_truncated"] = len(notes) - MAX_NOTES
     return coverage
+
+
+def _area_suggestions(ws: Workspace) -> list[dict[str, Any]]:
+    """Where the layout is flat, the seeded Louvain communities of the import graph (`check` prints them as
+    suggestions) as coverage notes: `area-suggestion:<folder>`, analyzer `graph`, status `not-analyzed` (a
+    candidate for a person to promote into `analysis.areas`, never an area by itself), ≤ 8 member modules."""
+    from docbridge.engine.views.graph import area_suggestions_of
+    return [{"scope": f"area-suggestion:{s['label']}", "reason": s["reason"], "analyzer": "graph",
+             "status": "not-analyzed", "evidence": [{"path": path} for path in s["modules"]]}
+            for s in area_suggestions_of(ws)]
 
 
 SNAPSHOT: ViewKey[Snapshot] = ViewKey("snapshot")
