@@ -30,15 +30,18 @@ def test_index_writes_a_sealed_docbridge_index(acme: Path) -> None:
     assert docbridge_json("index", "--root", str(acme), "--json")["contentHash"] == summary["contentHash"]
 
 
-def test_index_says_when_the_configured_bm25_params_cannot_apply(acme: Path) -> None:
+def test_index_records_the_configured_bm25_params(acme: Path) -> None:
     config_path = acme / "doc-bridge.config.json"
     config = json.loads(config_path.read_text())
     config["retrieval"] = {"params": {"k1": 0.9, "b": 0.4}}
     config_path.write_text(json.dumps(config))
     result = docbridge("index", "--root", str(acme))
-    assert result.returncode == 0 and "k1=0.9" in result.stdout and "fixes k1=1.2" in result.stdout
+    assert result.returncode == 0 and "BM25 k1=0.9 b=0.4" in result.stdout and "Note:" not in result.stdout
     index = json.loads((acme / ".docbridge" / "index.json").read_text())
-    assert index["projection"]["params"] == {"k1": 1.2, "b": 0.75} and "paramsNote" in index["projection"]
+    assert index["projection"]["params"] == {"k1": 0.9, "b": 0.4} and "paramsNote" not in index["projection"]
+    config["retrieval"] = {"params": {"k1": 2.0}}  # b keeps its default
+    config_path.write_text(json.dumps(config))
+    assert docbridge_json("index", "--root", str(acme), "--json")["params"] == {"k1": 2.0, "b": 0.75}
     config["retrieval"] = {"params": {"b": 3}}
     config_path.write_text(json.dumps(config))
     bad = docbridge("index", "--root", str(acme))

@@ -24,14 +24,16 @@ and refuses an identity it does not read, naming the file: the legacy `sha256-no
 without `contentHashAlgo` with regeneration guidance, an unknown algorithm with compatible-version guidance.
 The file is deterministic: no timestamps, sorted entries, canonical JSON.
 
-BM25 parameters: tantivy fixes k1 = 1.2 and b = 0.75, so `retrieval.params` in the configuration cannot change
-the ranking. The index records the parameters the ranking really used, and `paramsNote` says when the
-configuration asked for others.
+BM25 parameters: `params` records the k1 and b the ranking uses: 1.2 and 0.75 (tantivy's) unless
+`retrieval.params` asks for others, which the lexical index then rescores with (docbridge.engine.retrieval.lexical);
+a reader of the file ranks with the same. (`paramsNote`, which said that a configured value could not apply, is no
+longer written.)
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +59,6 @@ class IndexFileError(Exception):
 
 def index_path(root: Path) -> Path:
     return artifact_dir(root) / "index.json"
-
-
-def _params_note(requested: dict[str, float]) -> str | None:
-    differing = {k: v for k, v in requested.items() if v != {"k1": K1, "b": B}[k]}
-    if not differing:
-        return None
-    asked = ", ".join(f"{k}={v:g}" for k, v in sorted(differing.items()))
-    return (f"retrieval.params asks for {asked}, but the lexical index (tantivy) fixes k1={K1:g} and b={B:g}: "
-            "the ranking uses those, and `params` records them.")
 
 
 LINK_KINDS = ("links-to", "covers", "mentions", "mentions-symbol")
@@ -204,18 +197,14 @@ def build_index(state: Any, projection: Projection, *, lookup: dict[str, Any] | 
 
     `lookup` defaults to `base_lookup` (declared checks only); `handoffs` is written when given (the agent layer
     computes both: `engine/agent/index_members.py`)."""
-    requested = state.config.retrieval.params.requested()
     header: dict[str, Any] = {
         "type": "retrieval-index", "schemaVersion": RETRIEVAL_SCHEMA_VERSION, "contentHashAlgo": CONTENT_HASH_ALGO,
         "projectionVersion": PROJECTION_VERSION,
         "snapshotHash": projection.header()["snapshot_hash"], "overlayHash": projection.overlay_hash,
         "configurationHash": projection.configuration_hash, "lexiconVersion": LEXICON_VERSION,
         "graphMetricsVersion": GRAPH_VERSION, "weights": dict(sorted(projection.weights.items())),
-        "params": {"k1": K1, "b": B}, "lexical": _lexical(projection),
+        "params": {"k1": K1, "b": B, **projection.params}, "lexical": _lexical(projection),
     }
-    note = _params_note(requested)
-    if note:
-        header["paramsNote"] = note
     retrieval = {**header, "entries": [_entry_json(e) for e in projection.entries]}
     retrieval["contentHash"] = canonical_hash(retrieval)
     knowledge = [{"id": e.id, "type": e.kind, "title": e.title, "path": e.path, "description": e.summary or "",
@@ -268,6 +257,19 @@ def _sealed(document: dict[str, Any], where: str) -> None:
                           "with `docbridge index`.")
 
 
+def _params(params: Any, path: Path) -> dict[str, float]:
+    """The BM25 parameters an index records that differ from the defaults (what its ranking used)."""
+    if params is None:
+        return {}
+    ok = isinstance(params, dict) and all(
+        k in ("k1", "b") and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        and (v > 0 if k == "k1" else 0 <= v <= 1) for k, v in params.items())
+    if not ok:
+        raise IndexFileError(f"{path}: projection.params must hold k1 (above 0) and b (from 0 to 1), not "
+                             f"{json.dumps(params, default=str)[:120]}.")
+    return {k: float(v) for k, v in params.items() if v != {"k1": K1, "b": B}[k]}
+
+
 def read_index(path: Path) -> tuple[dict[str, Any], Projection]:
     """The index document and its projection, verified by content hash."""
     try:
@@ -301,7 +303,8 @@ def read_index(path: Path) -> tuple[dict[str, Any], Projection]:
     try:
         entries = [_entry_from_json(e) for e in retrieval["entries"]]
         projection = Projection(entries, {k: float(v) for k, v in retrieval["weights"].items()},
-                                retrieval["snapshotHash"], retrieval["configurationHash"], retrieval["overlayHash"])
+                                retrieval["snapshotHash"], retrieval["configurationHash"], retrieval["overlayHash"],
+                                params=_params(retrieval.get("params"), path))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise IndexFileError(f"{path}: projection entries are malformed ({type(exc).__name__}: {exc}).") from exc
     return document, projection

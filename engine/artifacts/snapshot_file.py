@@ -182,7 +182,8 @@ def load_projection(workspace: Any) -> Any | None:
     if state.get("overlay_source") != overlay_source(workspace.root, workspace.config):
         return None  # the overlay changed (or was switched on or off) since it was built
     projection = projection_from_state(state)
-    if projection is None or projection.weights != workspace.config.weights():
+    if projection is None or projection.weights != workspace.config.weights() or \
+            projection.params != workspace.config.retrieval.params.tuned():
         return None
     return projection
 
@@ -197,10 +198,14 @@ def projection_from_state(state: Any) -> Any | None:
             return None
         if not all(type(header[key]) is str for key in ("snapshot_hash", "configuration_hash", "overlay_hash")):
             return None
+        params = header.get("params", {})
+        if type(params) is not dict or not all(k in ("k1", "b") and type(v) in (int, float) for k, v in params.items()):
+            return None
         if type(state["entries"]) is not list:
             return None
         return Projection([entry_from_json(e) for e in state["entries"]], weights,
-                          header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"])
+                          header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"],
+                          params={k: float(v) for k, v in params.items()})
     except (KeyError, TypeError, ValueError):
         return None
 

@@ -43,6 +43,7 @@ DEFAULT_WEIGHTS = {"title": 4.0, "headings": 3.0, "symbols": 3.0, "path": 2.0, "
                    "body": 1.0}
 Severity = Literal["error", "warning", "info", "hint", "off"]
 MAX_WEIGHT = 100.0
+BM25_DEFAULTS = {"k1": 1.2, "b": 0.75}  # `retrieval.params` unset (tantivy's own, docbridge.engine.retrieval.lexical)
 
 
 def _valid_glob(value: str) -> str:
@@ -150,9 +151,18 @@ class Routing(_Model):
     options: RoutingOptions = RoutingOptions()
 
 
+class OkfConfig(_Model):
+    """`corpus.agent.okf`: whether the `okf-type` gate requires a `type` in every agent document's frontmatter
+    (default: only under the `strict` gates preset), and the types it allows (default: any)."""
+
+    require_type: bool | None = None
+    allowed_types: tuple[str, ...] | None = None
+
+
 class AgentCorpus(_Model):
     root: str | None = None
     index: str | None = None
+    okf: OkfConfig | None = Field(default=None, exclude=True)  # outside the hash: read by the gates alone
 
 
 class HumanCorpus(_Model):
@@ -204,7 +214,8 @@ class CheckConfig(_Model):
 
 
 class RetrievalParams(_Model):
-    """BM25 `k1` and `b` as the configuration asks for them (the lexical index fixes both; see index_artifact)."""
+    """BM25 `k1` (term-frequency saturation) and `b` (length normalisation) as the configuration asks for them;
+    unset, the defaults 1.2 and 0.75 (docbridge.engine.retrieval.lexical rescores its candidates with others)."""
 
     k1: float | None = Field(default=None, gt=0)
     b: float | None = Field(default=None, ge=0, le=1)
@@ -212,10 +223,15 @@ class RetrievalParams(_Model):
     def requested(self) -> dict[str, float]:
         return {k: v for k, v in (("k1", self.k1), ("b", self.b)) if v is not None}
 
+    def tuned(self) -> dict[str, float]:
+        """The values that differ from the defaults (what the projection carries; {} ranks as by default)."""
+        return {k: float(v) for k, v in self.requested().items() if v != BM25_DEFAULTS[k]}
+
 
 class RetrievalConfig(_Model):
     weights: dict[str, float] = Field(default_factory=dict)
-    # excluded from the configuration hash: the ranking cannot use them, so they change no artifact
+    # outside the configuration hash (every default artifact keeps its hash): the projection carries the values
+    # that differ from the defaults in its header, and a stored projection with others is rebuilt
     params: RetrievalParams = Field(default_factory=RetrievalParams, exclude=True)
     # hybrid search by default (docbridge.engine.semantic); outside the hash: it changes no lexical artifact
     hybrid: bool = Field(default=False, exclude=True)
@@ -259,12 +275,55 @@ class EmbedConfig(_Model):
         return bool(self.base_url or self.api_key_env)
 
 
-class IndexConfig(_Model):
-    """The semantic index (docbridge.engine.semantic): passage size, the RRF constant and the embeddings' source."""
+def _inside_repository(value: str) -> str:
+    """`value` as a relative path inside the repository (`./` and trailing `/` dropped, `\\` as `/`)."""
+    value = value.strip().replace("\\", "/").removeprefix("./").rstrip("/")
+    while value.startswith("./"):
+        value = value.removeprefix("./")
+    if not value or value == "." or value.startswith("/") or (len(value) > 1 and value[1] == ":") or \
+            ".." in value.split("/"):
+        raise ValueError("must be a relative path inside the repository")
+    return value
 
+
+class IndexConfig(_Model):
+    """The semantic index (docbridge.engine.semantic): where it is kept (`dir`, default `.docbridge/semantic`),
+    what it is cut from (`sources`: the documents and modules at or under these paths; default every one),
+    passage size, the RRF constant and the embeddings' source."""
+
+    dir: str | None = None
+    sources: tuple[str, ...] | None = Field(default=None, max_length=256)
     chunk_chars: int = Field(default=800, ge=100, le=20_000)
     rrf_k: int = Field(default=60, ge=1, le=1000)
     embed: EmbedConfig = EmbedConfig()
+
+    @field_validator("dir")
+    @classmethod
+    def _index_dir(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = _inside_repository(value)
+        first = value.split("/")[0]
+        if first == ".git":
+            raise ValueError("must not be inside .git")
+        if value == ".docbridge" or value.split("/")[:2] in (
+                [".docbridge", "index"], [".docbridge", "cache"]):
+            raise ValueError("must be a folder of its own (not .docbridge, .docbridge/index or .docbridge/cache, "
+                             "which hold Doc Bridge's other files)")
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _index_sources(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        paths = set()
+        for item in value:
+            try:
+                paths.add(_inside_repository(item))
+            except ValueError as exc:
+                raise ValueError(f"{json.dumps(item)} {exc}") from None
+        return tuple(sorted(paths))
 
 
 class RegistryRole(_Model):
@@ -355,6 +414,87 @@ class DoctorConfig(_Model):
     suite: str | None = None  # the golden retrieval suite hit@3 is measured on
 
 
+GateId = Literal["index-freshness", "index-reproducible", "human-guide-links", "okf-type", "docs-style",
+                 "documentation-standard-v1", "link-rot", "routing-currency", "bootstrap-size"]
+
+
+class GatesConfig(_Model):
+    """`docbridge gate run` and the MCP tool gate.status (docbridge.engine.render.gates): a preset (minimal:
+    index-freshness; standard: and human-guide-links; strict: and okf-type and docs-style; playbook:
+    index-freshness and okf-type), the gates `include` adds and `exclude` removes, and per-gate `options`
+    (`docs-style`: `{profile, required}`)."""
+
+    preset: Literal["minimal", "standard", "strict", "playbook"] = "minimal"
+    include: tuple[GateId, ...] = Field(default=(), max_length=16)
+    exclude: tuple[GateId, ...] = Field(default=(), max_length=16)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+StandardRuleId = Literal["human-docs", "llms-and-raw-source", "agent-handoffs", "contribution", "metadata",
+                         "cross-links", "tested-quickstarts", "visual-explanations", "structured-diagrams"]
+EvidencePath = Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class EvidenceFile(_Model):
+    path: EvidencePath
+    contains: tuple[Annotated[str, Field(min_length=1, max_length=512)], ...] = Field(min_length=1, max_length=32)
+
+
+class LinkEvidence(_Model):
+    url: Annotated[str, Field(min_length=1, max_length=512)]
+    paths: tuple[EvidencePath, ...] = Field(min_length=1, max_length=16)
+
+
+class QuickstartEvidence(_Model):
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    doc: EvidencePath
+    test: EvidencePath
+    command: Annotated[str, Field(min_length=1, max_length=512)]
+    test_contains: tuple[Annotated[str, Field(min_length=1, max_length=512)], ...] = Field(min_length=1,
+                                                                                          max_length=32)
+
+
+class EcosystemContract(_Model):
+    manifest: EvidencePath
+    claims: EvidencePath
+    product_id: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class StandardException(_Model):
+    rule_id: StandardRuleId
+    reason: Annotated[str, Field(min_length=10, max_length=1024)]
+    approved_by: Annotated[str, Field(min_length=1, max_length=256)]
+    tracking_url: Annotated[str, Field(pattern=r"^https?://\S+$", max_length=512)]
+
+
+class DocumentationStandardV1Config(_Model):
+    """`conformance.documentationStandardV1`: the evidence the documentation-standard-v1 profile checks, and the
+    approved exceptions (one per rule)."""
+
+    raw_sources: tuple[EvidencePath, ...] = Field(default=(), max_length=64)
+    contribution_paths: tuple[EvidencePath, ...] = Field(default=(), max_length=16)
+    metadata: tuple[EvidenceFile, ...] = Field(default=(), max_length=32)
+    links: tuple[LinkEvidence, ...] = Field(default=(), max_length=64)
+    quickstarts: tuple[QuickstartEvidence, ...] = Field(default=(), max_length=32)
+    visuals: tuple[EvidencePath, ...] = Field(default=(), max_length=64)
+    diagrams: tuple[EvidenceFile, ...] = Field(default=(), max_length=32)
+    ecosystem_contract: EcosystemContract | None = None
+    exceptions: tuple[StandardException, ...] = Field(default=(), max_length=32)
+
+    @model_validator(mode="after")
+    def _one_exception_per_rule(self) -> DocumentationStandardV1Config:
+        seen: set[str] = set()
+        for exception in self.exceptions:
+            if exception.rule_id in seen:
+                raise ValueError(f"exceptions: rule {exception.rule_id!r} has more than one exception")
+            seen.add(exception.rule_id)
+        return self
+
+
+class ConformanceConfig(_Model):
+    documentation_standard_v1: DocumentationStandardV1Config = DocumentationStandardV1Config()
+
+
 class Config(_Model):
     schema_version: int = 1
     corpus: Corpus = Corpus()
@@ -373,6 +513,9 @@ class Config(_Model):
     # outside the hash: the enrichment overlay's effect is recorded as the projection's overlay hash
     intelligence: IntelligenceConfig = Field(default_factory=IntelligenceConfig, exclude=True)
     render: RenderConfig = Field(default_factory=RenderConfig, exclude=True)  # outside the hash: read on render
+    # outside the hash: read by `docbridge gate run` alone
+    gates: GatesConfig = Field(default_factory=GatesConfig, exclude=True)
+    conformance: ConformanceConfig = Field(default_factory=ConformanceConfig, exclude=True)
 
     @property
     def ownership(self) -> tuple[OwnershipRecord, ...]:

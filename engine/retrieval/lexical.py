@@ -10,6 +10,12 @@ Two scoring layouts are supported:
 - `fields`: one BM25 per field, boosted by its weight and summed (tantivy's per-field boosts).
 `docbridge bench retrieval --lexical fields` compares the two on a suite (see the README for the figures).
 
+BM25's parameters: tantivy fixes k1 = 1.2 and b = 0.75, and the default ranking is its score. Other values
+(`retrieval.params`, `tune`) rescore: the hits are gathered by tantivy as usual (twice as many as asked for),
+then each one's score is recomputed from what tantivy's explanation of it records (every matched term's idf,
+frequency, field length and the average length, with its boosts) with the configured k1 and b, and the hits
+are ordered by that score. A hit tantivy would only rank beyond twice the depth asked for is not considered.
+
 A combined index can be written to a directory and opened again (`docbridge.engine.retrieval.store` keeps it under
 `.docbridge/index/`): opening costs milliseconds where building costs seconds. Which fields of an entry hold
 a query term (for `aboutness` and `--explain`) is worked out per entry when first asked, from the entry's
@@ -18,6 +24,7 @@ own text, so an index opened from disk answers exactly like one just built.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Callable
@@ -31,6 +38,7 @@ from docbridge.engine.retrieval.project import FIELDS, Entry
 
 K1, B = 1.2, 0.75  # fixed inside tantivy; recorded in the index header
 SCORE_SCALE = 50 / (K1 + 1)  # tantivy's BM25 carries (k1 + 1); the ranking's scale expects it without
+RESCORE_DEPTH = 2  # with other parameters, this many times the hits asked for are gathered and rescored
 WHITESPACE = "ws"
 BODY = "body"
 _BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
@@ -132,6 +140,7 @@ class LexicalIndex:
         self.entries = entries
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS if weights.get(f, 0.0) > 0}
         self.count = len(entries)
+        self.k1, self.b = K1, B  # BM25's parameters (`tune`)
         # per entry: token -> bit mask of the fields holding it, worked out when first asked (interned tokens)
         self._masks: dict[int, dict[str, int]] = {}
         self._body_masks: dict[int, frozenset[str]] = {}
@@ -182,14 +191,27 @@ class LexicalIndex:
                     clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term, weight * factor)))
         return tantivy.Query.boolean_query(clauses)
 
+    def tune(self, params: dict[str, float]) -> None:
+        """BM25 with these `k1` and `b` (each defaulting to tantivy's) from now on; see the module's note."""
+        self.k1, self.b = float(params.get("k1", K1)), float(params.get("b", B))
+
     def search(self, query_tokens: list[str], limit: int, boosts: dict[str, float] | None = None) -> list[Hit]:
         if not query_tokens or self.count == 0:
             return []
-        result = self.searcher.search(self._query(query_tokens, boosts or {}), limit)
+        query = self._query(query_tokens, boosts or {})
+        tuned = (self.k1, self.b) != (K1, B)
+        result = self.searcher.search(query, limit * RESCORE_DEPTH if tuned else limit)
         hits = []
         for score, address in result.hits:
             number = self.searcher.doc(address)["n"][0]
-            hits.append(Hit(int(number), round(score * SCORE_SCALE, 6)))
+            if tuned:
+                rescored = _rescored(json.loads(query.explain(self.searcher, address).to_json()), self.k1, self.b)
+                value = 50 * rescored if rescored is not None else score * SCORE_SCALE
+            else:
+                value = score * SCORE_SCALE
+            hits.append(Hit(int(number), round(value, 6)))
+        if tuned:  # a stable sort: tantivy's order breaks ties
+            hits = sorted(hits, key=lambda hit: -hit.bm25)[:limit]
         return hits
 
     def packed_masks(self) -> list[str]:
@@ -268,3 +290,40 @@ class LexicalIndex:
             if found:
                 out[name] = found
         return out
+
+
+def _rescored(node: dict[str, Any], k1: float, b: float) -> float | None:
+    """The score tantivy explained in `node` recomputed with `k1` and `b`, without tantivy's (k1 + 1) factor (the
+    ranking's scale has none); None when the explanation has a shape this does not know."""
+    description = str(node.get("description", ""))
+    details = node.get("details") or []
+    if description.startswith("TermQuery"):
+        idf = norm = None
+        for detail in details:
+            text = str(detail.get("description", ""))
+            if text.startswith("idf"):
+                idf = float(detail["value"])
+            elif text.startswith("freq / (freq"):
+                norm = {str(d.get("description", "")).split(",")[0]: float(d["value"])
+                        for d in detail.get("details", [])}
+        if idf is None or norm is None or not {"freq", "dl", "avgdl"} <= norm.keys():
+            return None
+        freq, length, average = norm["freq"], norm["dl"], norm["avgdl"]
+        scale = 1 - b + b * length / average if average > 0 else 1.0
+        return idf * freq / (freq + k1 * scale)
+    if description.startswith("Boost x") and len(details) == 1:
+        try:
+            factor = float(description[len("Boost x"):].split(" ", 1)[0])
+        except ValueError:
+            return None
+        inner = _rescored(details[0], k1, b)
+        return None if inner is None else factor * inner
+    if description.startswith("BooleanClause"):
+        total = 0.0
+        for detail in details:
+            part = _rescored(detail, k1, b)
+            if part is None:
+                return None
+            total += part
+        return total
+    return None

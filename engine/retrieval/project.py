@@ -17,6 +17,10 @@ What the projection also records for ranking, each a property of the repository,
   `canonical`, else the most linked-to, else the one with the most words;
 - initials of package and area names as aliases (`react-query-devtools` → `rqd`), and a package's README
   summary as its summary.
+
+Citations are not ranking signals: a relation that only fenced code makes (`citationContext: code-fence`) gives
+no edge, no PageRank, no `covered_by`/`mentioned_by` and no public surface. It stays in the snapshot, whose hash
+the projection's header carries.
 """
 
 from __future__ import annotations
@@ -210,6 +214,7 @@ class Projection:
     overlay_hash: str = EMPTY_OVERLAY_HASH
     by_id: dict[str, Entry] = field(default_factory=dict)
     _content_hash: str | None = None
+    params: dict[str, float] = field(default_factory=dict)  # BM25's k1 and b where not the defaults
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.entries}
@@ -220,7 +225,8 @@ class Projection:
                 else self.snapshot_hash_source.content_hash, "overlay_hash": self.overlay_hash,
                 "configuration_hash": self.configuration_hash, "lexicon_version": LEXICON_VERSION,
                 "graph_version": GRAPH_VERSION, "weights": dict(sorted(self.weights.items())),
-                "entry_count": len(self.entries)}
+                "entry_count": len(self.entries), **({"params": dict(sorted(self.params.items()))} if self.params
+                                                      else {})}
 
     @property
     def content_hash(self) -> str:
@@ -239,6 +245,12 @@ def _audience(classification: str | None) -> str | None:
     return None
 
 
+def ranked(relation: Relation) -> bool:
+    """Whether a relation may be a ranking signal: not a citation only fenced code makes (the one kind of
+    citation the model records; the original excludes its cited facts, `metadata.factKind`, alike)."""
+    return not relation.metadata or relation.meta("citationContext") != "code-fence"
+
+
 def _limit(text: str, name: str) -> str:
     limit = FIELD_LIMITS[name]
     return text if len(text) <= limit else text[:limit]
@@ -252,7 +264,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     entities = snapshot.entities
     layout = ws.universe.layout
     assert layout is not None
-    relations: list[Relation] = snapshot.relations
+    relations: list[Relation] = [r for r in snapshot.relations if ranked(r)]
     ranks = pagerank(build_digraph(relations, CANONICALITY_KINDS))
 
     # ownership records attach to the entity at exactly their path
@@ -420,7 +432,8 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             confidence="declared"))
     overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)  # live accepted enrichment
     entries.sort(key=lambda e: e.id)
-    return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash)
+    return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash,
+                      params=config.retrieval.params.tuned())
 
 
 def _peripheral_dir(name: str) -> bool:

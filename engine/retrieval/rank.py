@@ -163,6 +163,8 @@ class Retriever:
         self.entries = self.projection.entries
         if self.lexical is None:
             self.lexical = LexicalIndex(self.entries, self.projection.weights, self.mode)
+        if self.projection.params:  # BM25's k1 and b as configured (`retrieval.params`)
+            self.lexical.tune(self.projection.params)
         self.index_of = {e.id: i for i, e in enumerate(self.entries)}
         self.paths = [e.path.lower() for e in self.entries]
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))

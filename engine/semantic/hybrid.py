@@ -5,8 +5,18 @@ ranks lexically, embeds the query, ranks the candidates by the cosine of their b
 Any embedding failure answers the lexical ranking instead and records why in `status` ("semantic":
 {"used": false, "reason": …}); search never fails over embeddings.
 
-`open_semantic` is the command line's way in: the configured embedder, the index under `.docbridge/semantic/`
-(brought up to date for the current entries, embedding only new chunks), or the reason there is none.
+The passage a result points at (`bestChunk`, and the evidence's chunk and lines) is the chunk of it that ranks
+best over every chunk when the chunks' BM25 (docbridge.engine.semantic.bm25, on the query's terms as the lexical
+ranking matched them) and their cosine are fused by RRF, as the reference's hybrid search ranks chunks: the
+passage holding the query's words, the closest in meaning among those. Which entities rank where is the
+entities' fusion alone: measured on the five retrieval suites against the dense ranking by cosine, ranking
+entities by their passages' fused rank lowered Vite (hit@3 0.981 → 0.962) and Vitest (MRR 0.905 → 0.898), and
+adding the chunks' BM25 as a third ranking lowered TanStack Query (MRR 0.932 → 0.927) and Vitest (hit@3
+0.946 → 0.929), so the chunks' BM25 chooses passages and nothing else.
+
+`open_semantic` is the command line's way in: the configured embedder, the index under `.docbridge/semantic/` or
+`index.dir` (of the documents and modules under `index.sources`, brought up to date for the current entries,
+embedding only new chunks), or the reason there is none.
 `SemanticService` is the long-lived servers' way in: it keeps the index in memory and updates it in a
 background thread as the model changes, while searches use the index it has.
 """
@@ -20,8 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens
+from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens, tokens
+from docbridge.engine.base.safe_io import ArtifactPathError
 from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, fuse, is_identity_hit
+from docbridge.engine.semantic.bm25 import K1, B
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
 from docbridge.engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
 
@@ -91,10 +103,35 @@ class HybridRetriever:
         except EmbeddingError as exc:
             self._fail(str(exc))
             return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
-        return self._fuse(lexical, cosines, scores, limit, kinds)
+        terms = lexical[0].terms if lexical else tokens(query, unique=True)
+        return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores))
+
+    def _passages(self, terms: list[str], scores: Any) -> tuple[Any, Any]:
+        """Every chunk's BM25 for the query's terms, and its passage score: 1/(k + its BM25 rank) when it holds a
+        term, + 1/(k + its cosine rank), ranks over every chunk (ties by row)."""
+        import numpy as np
+        index = self.index
+        assert index is not None
+        params = {"k1": K1, "b": B, **getattr(getattr(self.lexical, "projection", None), "params", {})}
+        count = len(index.chunks)
+        try:
+            bm25 = index.lexical().scores(terms, params["k1"], params["b"])
+        except ValueError:  # a malformed posting (the file matched its recorded hash): passages by cosine alone
+            bm25 = np.zeros(count, dtype=np.float64)
+        rows = np.arange(count)
+
+        def ranks(values: Any) -> Any:
+            order = np.lexsort((rows, -np.round(values, 6)))
+            out = np.empty(count, dtype=np.float64)
+            out[order] = np.arange(1, count + 1)
+            return out
+        k = self.rrf_k
+        passage = 1.0 / (k + ranks(np.asarray(scores, dtype=np.float64)))
+        passage += np.where(bm25 > 0, 1.0 / (k + ranks(bm25)), 0.0)
+        return bm25, passage
 
     def _fuse(self, lexical: list[Any], cosines: dict[str, float], scores: Any, limit: int,
-              kinds: list[str] | None) -> list[Any]:
+              kinds: list[str] | None, passages: tuple[Any, Any] | None = None) -> list[Any]:
         from docbridge.engine.retrieval.rank import COMPONENTS, Result
         retriever = self.lexical
         index = self.index
@@ -125,7 +162,8 @@ class HybridRetriever:
                 components["prior"] = components["aboutness"] = 1.0
                 result = Result(entry, 0.0, components, {}, entry.confidence, terms=terms)
             best = folded.get(fused.id)
-            row = index.best_row(best[1], scores) if best is not None else None
+            row = index.best_row(best[1], passages[1] if passages is not None else scores) if best is not None \
+                else None
             chunk = index.chunks[row] if row is not None else None
             result.fusion = {
                 "lexicalRank": fused.lexical_rank, "lexicalScore": round(result.score, 6) if fused.id in by_id
@@ -133,7 +171,10 @@ class HybridRetriever:
                 "fused": fused.score,
                 "pinned": ("named by the query" if fused.id in named else "the lexical best") if fused.pinned else None,
                 "bestChunk": {"id": chunk.chunk_id, "heading": chunk.heading, "startLine": chunk.start_line,
-                              "endLine": chunk.end_line, "text": chunk.text[:CHUNK_PREVIEW]} if chunk else None}
+                              "endLine": chunk.end_line, "text": chunk.text[:CHUNK_PREVIEW],
+                              "cosine": round(float(scores[row]), 6),
+                              **({"bm25": round(float(passages[0][row]), 6)} if passages is not None else {})}
+                if chunk is not None and row is not None else None}
             result.score = fused.score
             results.append(result)
         if kinds:
@@ -153,7 +194,7 @@ def open_semantic(root: Path, config: Any, entries: Iterable[Any], read_text: Ca
     except EmbeddingError as exc:
         return None, None, SemanticStatus(False, str(exc))
     try:
-        index = load_index(root)
+        index = load_index(root, config.index.dir)
     except IndexUnreadable as exc:
         return None, embedder, SemanticStatus(False, str(exc), embedder.model_id)
     if index.model_id != embedder.model_id:
@@ -166,12 +207,12 @@ def open_semantic(root: Path, config: Any, entries: Iterable[Any], read_text: Ca
                                                      "`docbridge index --semantic`.", embedder.model_id)
     try:
         updated, report = update_index(entries, read_text or disk_reader(root), embedder,
-                                       config.index.chunk_chars, index)
+                                       config.index.chunk_chars, index, sources=config.index.sources)
     except EmbeddingError as exc:
         return None, embedder, SemanticStatus(False, str(exc), embedder.model_id)
     if report.changed and save:
-        with contextlib.suppress(OSError):  # a read-only checkout still searches with the index in memory
-            updated.save(root)
+        with contextlib.suppress(OSError, ArtifactPathError):  # a read-only checkout searches with it in memory
+            updated.save(root, config.index.dir)
     return updated, embedder, SemanticStatus(True, None, embedder.model_id,
                                              {"chunks": len(updated.chunks), "embedded": report.embedded})
 
@@ -184,14 +225,15 @@ def build_semantic(root: Path, config: Any, entries: Iterable[Any], read_text: C
     except EmbeddingError as exc:
         return None, SemanticStatus(False, str(exc))
     try:
-        previous: SemanticIndex | None = load_index(root)
+        previous: SemanticIndex | None = load_index(root, config.index.dir)
     except IndexUnreadable:
         previous = None
     try:
-        index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous, progress)
+        index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous, progress,
+                                     sources=config.index.sources)
     except EmbeddingError as exc:
         return None, SemanticStatus(False, str(exc), embedder.model_id)
-    index.save(root)
+    index.save(root, config.index.dir)  # a link or a file on the way to index.dir: ArtifactPathError (exit 2)
     return report, SemanticStatus(True, None, embedder.model_id, {"chunks": len(index.chunks), "dim": index.dim})
 
 
@@ -258,18 +300,19 @@ class SemanticService:
         previous = self.index
         if previous is None:
             try:
-                previous = load_index(self.root)
+                previous = load_index(self.root, config.index.dir)
             except IndexUnreadable:
                 previous = None
         try:
-            index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous)
+            index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous,
+                                         sources=config.index.sources)
         except EmbeddingError as exc:
             self.status = SemanticStatus(False, str(exc), embedder.model_id)
             self._say(str(exc))
             return
         if report.changed:
-            with contextlib.suppress(OSError):
-                index.save(self.root)
+            with contextlib.suppress(OSError, ArtifactPathError):
+                index.save(self.root, config.index.dir)
         self.index = index
         self.status = SemanticStatus(True, None, embedder.model_id, {"chunks": len(index.chunks),
                                                                       "embedded": report.embedded})

@@ -1,21 +1,33 @@
-"""The semantic index: every document's and module's chunks with their vectors, under `.docbridge/semantic/`.
+"""The semantic index: every document's and module's chunks with their vectors, under `.docbridge/semantic/`
+(or the folder `index.dir` names).
 
 - `chunks.jsonl`: one chunk a line (docbridge.engine.semantic.chunks), with its cache key;
 - `vectors.npy`: the float32 vectors, one row per chunk, L2-normalised (cosine is a dot product);
-- `meta.json` (sealed): the model id, dimension, chunk count, passage size, each file's content hash, and the
-  SHA-256 of the two files above, which are verified on every read.
+- `bm25.json`: BM25 over the chunks' text (docbridge.engine.semantic.bm25): which passage of a result to show;
+- `meta.json` (sealed): the model id, dimension, chunk count, passage size, the sources, each file's content
+  hash, and the SHA-256 of the three files above, which are verified on every read.
+
+What is chunked: the projection's documents and modules, or, when `index.sources` lists paths, those at or under
+one of them (a source that matches none is reported, and skipped).
 
 Vectors are cached by chunk: the key is the SHA-256 of the model id and the exact text embedded, so an unchanged
 repository embeds nothing and a one-file edit embeds only the chunks whose text changed. A file whose content
-hash is unchanged is not even read again. Search is exact cosine over all rows (a matrix-vector product).
+hash is unchanged is not even read again, and a chunk kept keeps its BM25 terms. Search is exact cosine over all
+rows (a matrix-vector product).
+
+The folder is written only through real folders of the repository: a link or a file on the way from the root is
+refused (an ArtifactPathError naming it), and a folder Doc Bridge makes outside `.docbridge/` gets a `.gitignore`
+of `*`, so the repository's walk and version control both pass it by.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,18 +35,82 @@ from typing import Any
 from docbridge.engine.base.cache import artifact_dir, read_sealed, write_atomic, write_sealed
 from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import DOCUMENT, MODULE
-from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, read_regular, real_dirs
+from docbridge.engine.base.safe_io import (
+    MAX_ARTIFACT_BYTES,
+    ArtifactPathError,
+    ignore_everything_in,
+    read_regular,
+    real_dirs,
+)
+from docbridge.engine.semantic.bm25 import ChunkBM25, chunk_terms
 from docbridge.engine.semantic.chunks import CHUNKER_VERSION, Chunk, chunk_markdown, chunk_module
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError
 
 META_KIND = "semantic-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: bm25.json; an index of version 1 is read (its vectors reused) and gains it when next saved
+READABLE_VERSIONS = (1, 2)
+INDEX_FILES = frozenset({"chunks.jsonl", "vectors.npy", "bm25.json", "meta.json", ".gitignore"})
 EMBED_BATCH = 256
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 
 
-def semantic_dir(root: Path) -> Path:
-    return artifact_dir(root) / "semantic"
+def semantic_dir(root: Path, configured: str | None = None) -> Path:
+    """Where the index is kept: `index.dir` (a relative path, validated by the configuration) under the root, else
+    `.docbridge/semantic`."""
+    return root / configured if configured else artifact_dir(root) / "semantic"
+
+
+def _real_folder(root: Path, directory: Path, create: bool) -> bool:
+    """Whether `directory` is a real folder, reached from `root` through real folders only (each checked with
+    lstat, none followed); with `create`, the missing ones are made. ArtifactPathError for a link or a file on the
+    way. Outside `.docbridge/` (which real_dirs keeps), the index's folder must be its own: Doc Bridge makes it
+    with a `.gitignore` of `*` (so the repository's walk never reads its `meta.json` as a site's navigation, and
+    version control passes it by); an existing folder is taken when empty (and given that `.gitignore`) or when
+    it holds nothing but the index's files, and refused when it holds others."""
+    if directory.parent == artifact_dir(root):
+        return real_dirs(directory, create=create)
+    current = root
+    made = False
+    for part in directory.relative_to(root).parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            if not create:
+                return False
+            os.mkdir(current)
+            if not made:
+                ignore_everything_in(current)
+            made = True
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise ArtifactPathError(f"{current} is a symbolic link; Doc Bridge keeps the semantic index (index.dir) "
+                                    f"only in real folders of the repository (remove the link, or choose another "
+                                    f"index.dir).")
+        if not stat.S_ISDIR(st.st_mode):
+            raise ArtifactPathError(f"{current} is not a folder; Doc Bridge keeps the semantic index (index.dir) "
+                                    f"there (remove or rename it, or choose another index.dir).")
+    if create and not made:
+        names = {entry.name for entry in os.scandir(directory)}
+        if not names:
+            ignore_everything_in(directory)
+        elif any(name not in INDEX_FILES and not name.endswith(".tmp") for name in names):
+            raise ArtifactPathError(f"{directory} holds other files; the semantic index (index.dir) needs a folder "
+                                    f"of its own (choose a new one: Doc Bridge makes it).")
+    return True
+
+
+def in_sources(path: str, sources: Sequence[str] | None) -> bool:
+    """Whether a file is chunked: every file when no sources are configured, else one at or under a source."""
+    return sources is None or any(path == source or path.startswith(source + "/") for source in sources)
+
+
+def unmatched_sources(entries: Iterable[Any], sources: Sequence[str] | None) -> list[str]:
+    """The configured sources no document or module lies at or under (skipped, as missing ones are)."""
+    if sources is None:
+        return []
+    paths = [e.path for e in _sources(entries, None)]
+    return [source for source in sources if not any(in_sources(path, (source,)) for path in paths)]
 
 
 @dataclass(slots=True)
@@ -47,6 +123,8 @@ class SemanticIndex:
     vectors: Any  # numpy float32 (len(chunks), dim)
     files: dict[str, str]  # path -> content hash of the file the chunks were cut from
     chunker: int = CHUNKER_VERSION
+    bm25: ChunkBM25 | None = None  # None: read from an index of version 1 (built when first needed)
+    sources: tuple[str, ...] | None = None  # what `index.sources` asked for when it was built
     _rows_by_path: dict[str, list[int]] = field(default_factory=dict)
     _starts: list[int] = field(default_factory=list)  # the first row of each entity's run of rows
     _spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # entity -> its rows [start, end)
@@ -71,6 +149,12 @@ class SemanticIndex:
         best = np.maximum.reduceat(scores, self._starts).tolist()
         return {self.chunks[start].entity: value for start, value in zip(self._starts, best)}, scores
 
+    def lexical(self) -> ChunkBM25:
+        """BM25 over the chunks (built from their text when the index predates `bm25.json`)."""
+        if self.bm25 is None:
+            self.bm25 = ChunkBM25.build([chunk_terms(chunk) for chunk in self.chunks])
+        return self.bm25
+
     def best_row(self, entity: str, scores: Any) -> int | None:
         """The row of `entity`'s chunk with the highest score (the first of equals)."""
         import numpy as np
@@ -81,51 +165,66 @@ class SemanticIndex:
 
     # ------------------------------------------------------------------ disk
 
-    def save(self, root: Path) -> None:
+    def save(self, root: Path, configured: str | None = None) -> None:
+        """Write the index under `root` (in `index.dir` when configured); ArtifactPathError for a link or a
+        file on the way, OSError when it cannot be written."""
         import numpy as np
-        directory = semantic_dir(root)
-        real_dirs(directory, create=True)  # never through a link out of the root
+        directory = semantic_dir(root, configured)
+        _real_folder(root, directory, create=True)  # never through a link out of the root
         lines = [json.dumps({**c.to_json(), "key": k}, ensure_ascii=False, separators=(",", ":"))
                  for c, k in zip(self.chunks, self.keys)]
         chunks_bytes = ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
         buffer = io.BytesIO()
         np.save(buffer, np.ascontiguousarray(self.vectors, dtype=np.float32), allow_pickle=False)
         vector_bytes = buffer.getvalue()
+        bm25_bytes = self.lexical().to_bytes()
         write_atomic(directory / "chunks.jsonl", chunks_bytes)
         write_atomic(directory / "vectors.npy", vector_bytes)
+        write_atomic(directory / "bm25.json", bm25_bytes)
         write_sealed(directory / "meta.json", META_KIND, {
             "version": INDEX_VERSION, "model": self.model_id, "dim": self.dim, "count": len(self.chunks),
             "chunkChars": self.chunk_chars, "chunker": self.chunker, "files": dict(sorted(self.files.items())),
-            "sha256": {"chunks.jsonl": sha256_bytes(chunks_bytes), "vectors.npy": sha256_bytes(vector_bytes)}})
+            "sources": list(self.sources) if self.sources is not None else None,
+            "sha256": {"chunks.jsonl": sha256_bytes(chunks_bytes), "vectors.npy": sha256_bytes(vector_bytes),
+                       "bm25.json": sha256_bytes(bm25_bytes)}})
 
 
 class IndexUnreadable(Exception):
     """The index on disk is missing, damaged or of another version (the message says which)."""
 
 
-def read_meta(root: Path) -> dict[str, Any] | None:
-    loaded = read_sealed(semantic_dir(root) / "meta.json", META_KIND)
-    if loaded is None or not isinstance(loaded[1], dict) or loaded[1].get("version") != INDEX_VERSION:
+def read_meta(root: Path, configured: str | None = None) -> dict[str, Any] | None:
+    loaded = read_sealed(semantic_dir(root, configured) / "meta.json", META_KIND)
+    if loaded is None or not isinstance(loaded[1], dict) or loaded[1].get("version") not in READABLE_VERSIONS:
         return None
     return loaded[1]
 
 
-def load_index(root: Path) -> SemanticIndex:
-    """The index under `.docbridge/semantic/`, every file verified by its recorded hash."""
+def _verified(directory: Path, name: str, hashes: dict[str, Any]) -> bytes:
+    data = read_regular(directory / name, MAX_ARTIFACT_BYTES)
+    if sha256_bytes(data) != hashes[name]:
+        raise ValueError(f"{name} does not match its recorded hash")
+    return data
+
+
+def load_index(root: Path, configured: str | None = None) -> SemanticIndex:
+    """The index under `.docbridge/semantic/` (or `index.dir`), every file verified by its recorded hash."""
     import numpy as np
-    directory = semantic_dir(root)
-    if not (directory / "meta.json").exists():
+    directory = semantic_dir(root, configured)
+    try:
+        present = _real_folder(root, directory, create=False) and (directory / "meta.json").exists()
+    except ArtifactPathError as exc:
+        raise IndexUnreadable(str(exc)) from exc
+    if not present:
         raise IndexUnreadable("no semantic index: build it with `docbridge index --semantic`.")
-    meta = read_meta(root)
+    meta = read_meta(root, configured)
     if meta is None:
         raise IndexUnreadable("the semantic index is damaged or from another version: rebuild it with "
                               "`docbridge index --semantic`.")
     try:
-        chunks_bytes = read_regular(directory / "chunks.jsonl", MAX_ARTIFACT_BYTES)
-        vector_bytes = read_regular(directory / "vectors.npy", MAX_ARTIFACT_BYTES)
         hashes = meta["sha256"]
-        if sha256_bytes(chunks_bytes) != hashes["chunks.jsonl"] or sha256_bytes(vector_bytes) != hashes["vectors.npy"]:
-            raise ValueError("hash mismatch")
+        chunks_bytes = _verified(directory, "chunks.jsonl", hashes)
+        vector_bytes = _verified(directory, "vectors.npy", hashes)
         rows = [json.loads(line) for line in chunks_bytes.decode("utf-8").splitlines() if line]
         chunks = [Chunk.from_json(row) for row in rows]
         keys = [str(row["key"]) for row in rows]
@@ -133,6 +232,9 @@ def load_index(root: Path) -> SemanticIndex:
         dim = int(meta["dim"])
         if len(chunks) != int(meta["count"]) or (len(chunks) and tuple(vectors.shape) != (len(chunks), dim)):
             raise ValueError("shape mismatch")
+        bm25 = ChunkBM25.from_bytes(_verified(directory, "bm25.json", hashes), len(chunks)) \
+            if meta["version"] >= 2 else None
+        sources = meta.get("sources")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexUnreadable("the semantic index is damaged (its files do not match their recorded hashes): "
                               "rebuild it with `docbridge index --semantic`.") from exc
@@ -140,7 +242,8 @@ def load_index(root: Path) -> SemanticIndex:
         vectors = np.zeros((0, dim), dtype=np.float32)
     return SemanticIndex(str(meta["model"]), dim, int(meta["chunkChars"]), chunks, keys,
                          vectors.astype(np.float32, copy=False), {str(k): str(v) for k, v in meta["files"].items()},
-                         int(meta.get("chunker", 0)))
+                         int(meta.get("chunker", 0)), bm25,
+                         tuple(str(s) for s in sources) if isinstance(sources, list) else None)
 
 
 @dataclass(slots=True)
@@ -152,15 +255,17 @@ class UpdateReport:
     reused: int = 0
     seconds: float = 0.0
     changed: bool = False
+    unmatched: list[str] = field(default_factory=list)  # configured sources no document or module lies under
 
     def to_json(self) -> dict[str, Any]:
         return {"files": self.files, "filesRead": self.files_read, "chunks": self.chunks, "embedded": self.embedded,
-                "reused": self.reused, "seconds": round(self.seconds, 3)}
+                "reused": self.reused, "seconds": round(self.seconds, 3),
+                **({"sourcesUnmatched": self.unmatched} if self.unmatched else {})}
 
 
-def _sources(entries: Iterable[Any]) -> list[Any]:
-    return sorted((e for e in entries if e.kind in (DOCUMENT, MODULE) and not e.id.startswith("ownership:")),
-                  key=lambda e: e.path)
+def _sources(entries: Iterable[Any], sources: Sequence[str] | None) -> list[Any]:
+    return sorted((e for e in entries if e.kind in (DOCUMENT, MODULE) and not e.id.startswith("ownership:")
+                   and in_sources(e.path, sources)), key=lambda e: e.path)
 
 
 def context_of(entry: Any) -> str:
@@ -171,12 +276,15 @@ def context_of(entry: Any) -> str:
 
 def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None], embedder: Embedder,
                  chunk_chars: int, previous: SemanticIndex | None = None,
-                 progress: Callable[[str, int, int], None] | None = None) -> tuple[SemanticIndex, UpdateReport]:
-    """The index of `entries` (the projection's documents and modules), reusing `previous` wherever a file's
-    content hash, or a chunk's text, is unchanged for the same model: only new chunk texts are embedded."""
+                 progress: Callable[[str, int, int], None] | None = None,
+                 sources: Sequence[str] | None = None) -> tuple[SemanticIndex, UpdateReport]:
+    """The index of `entries` (the projection's documents and modules, those under `sources` when given),
+    reusing `previous` wherever a file's content hash, or a chunk's text, is unchanged for the same model: only
+    new chunk texts are embedded, and only new chunks are tokenized for BM25."""
     import numpy as np
     started = time.perf_counter()
-    report = UpdateReport()
+    entries = list(entries)
+    report = UpdateReport(unmatched=unmatched_sources(entries, sources))
     model_id = embedder.model_id
     same_model = previous is not None and previous.model_id == model_id and previous.chunk_chars == chunk_chars \
         and previous.chunker == CHUNKER_VERSION
@@ -185,14 +293,16 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
         cached = {key: row for row, key in enumerate(previous.keys)}
     chunks: list[Chunk] = []
     keys: list[str] = []
+    origin: list[int | None] = []  # each chunk's row in `previous` (same text), for its BM25 terms
     files: dict[str, str] = {}
-    sources = _sources(entries)
-    for entry in sources:
+    chosen = _sources(entries, sources)
+    for entry in chosen:
         files[entry.path] = entry.content_hash
         if same_model and previous is not None and previous.files.get(entry.path) == entry.content_hash:
             for row in previous._rows_by_path.get(entry.path, ()):
                 chunks.append(previous.chunks[row])
                 keys.append(previous.keys[row])
+                origin.append(row)
             continue
         report.files_read += 1
         text = read_text(entry.path)
@@ -200,9 +310,14 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
             continue
         cut = chunk_markdown if entry.kind == DOCUMENT else chunk_module
         for chunk in cut(entry.path, entry.id, text, chunk_chars):
+            key = chunk.key(model_id, context_of(entry))
             chunks.append(chunk)
-            keys.append(chunk.key(model_id, context_of(entry)))
-    titles = {e.path: context_of(e) for e in sources}
+            keys.append(key)
+            earlier = cached.get(key)
+            same = earlier is not None and previous is not None and \
+                (previous.chunks[earlier].heading, previous.chunks[earlier].text) == (chunk.heading, chunk.text)
+            origin.append(earlier if same else None)
+    titles = {e.path: context_of(e) for e in chosen}
     missing = [i for i, key in enumerate(keys) if key not in cached]
     vectors_new: Any = None
     if missing:
@@ -227,11 +342,19 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
             matrix[row] = vectors_new[position[row]]
         else:
             matrix[row] = previous.vectors[cached[key]]  # type: ignore[union-attr]  # cached keys exist only with previous vectors
-    report.files, report.chunks = len(sources), len(chunks)
+    report.files, report.chunks = len(chosen), len(chunks)
     report.embedded, report.reused = len(missing), len(chunks) - len(missing)
-    report.changed = not same_model or previous is None or previous.files != files or previous.keys != keys
+    wanted = tuple(sources) if sources is not None else None
+    report.changed = not same_model or previous is None or previous.files != files or previous.keys != keys \
+        or previous.bm25 is None or previous.sources != wanted
+    if not report.changed and previous is not None and previous.bm25 is not None:
+        bm25 = previous.bm25
+    else:
+        kept = previous.bm25.rows() if previous is not None and previous.bm25 is not None and same_model else None
+        bm25 = ChunkBM25.build([kept[row] if kept is not None and row is not None else chunk_terms(chunk)
+                                for chunk, row in zip(chunks, origin)])
     report.seconds = time.perf_counter() - started
-    return SemanticIndex(model_id, dim, chunk_chars, chunks, keys, matrix, files), report
+    return SemanticIndex(model_id, dim, chunk_chars, chunks, keys, matrix, files, bm25=bm25, sources=wanted), report
 
 
 def disk_reader(root: Path) -> Callable[[str], str | None]:

@@ -42,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
     parser.add_argument("--semantic", action="store_true",
-                        help="also build the semantic index (.docbridge/semantic: chunks, vectors, meta.json), "
-                             "embedding only chunks not already cached")
+                        help="also build the semantic index (chunks, vectors, bm25.json, meta.json in "
+                             ".docbridge/semantic or index.dir; of the documents and modules under index.sources "
+                             "when set), embedding only chunks not already cached")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,8 +111,7 @@ def lexical_index(args: argparse.Namespace) -> int:
     summary = {"index": str(path), "contentHash": index["contentHash"], "knowledge": len(index["knowledge"]),
                "entries": len(retrieval["entries"]), "params": retrieval["params"],
                "packages": len(index["lookup"]["packages"]), "llmsTxt": str(llms_path) if llms_path else None,
-               "llmsTxtEntries": listed,
-               **({"paramsNote": retrieval["paramsNote"]} if "paramsNote" in retrieval else {})}
+               "llmsTxtEntries": listed}
     if args.json:
         sys.stdout.write(dump(summary))
         return EXIT_OK
@@ -122,8 +122,6 @@ def lexical_index(args: argparse.Namespace) -> int:
     out.print(f"Projection: {summary['entries']} entries, BM25 k1={retrieval['params']['k1']:g} "
               f"b={retrieval['params']['b']:g}")
     _print_llms(out, root, llms_path, listed)
-    if "paramsNote" in summary:
-        out.print(f"Note:       {summary['paramsNote']}")
     return EXIT_OK
 
 
@@ -147,7 +145,7 @@ def semantic_index(args: argparse.Namespace) -> int:
     semantic.update(semantic.pop("index", {}))
     if report is not None:
         semantic.update(report.to_json())
-        semantic["directory"] = str(semantic_dir(root))
+        semantic["directory"] = str(semantic_dir(root, workspace.config.index.dir))
     summary = {"index": str(path), "contentHash": index["contentHash"], "knowledge": len(index["knowledge"]),
                "entries": len(index["projection"]["entries"]), "llmsTxt": str(llms_path) if llms_path else None,
                "llmsTxtEntries": listed, "semantic": semantic}
@@ -163,9 +161,11 @@ def semantic_index(args: argparse.Namespace) -> int:
     if report is None:
         out.print(f"Semantic:   not built ({status.reason}); search stays lexical.")
         return EXIT_OK
-    where = semantic_dir(root)
+    where = semantic_dir(root, workspace.config.index.dir)
     shown_dir = where.relative_to(root) if where.is_relative_to(root) else where
     out.print(f"Semantic:   {shown_dir} — {report.chunks} chunks "
               f"from {report.files} files, {report.embedded} embedded, {report.reused} reused "
               f"({report.seconds:.2f} s, {status.model}, {status.index.get('dim')} dimensions)")
+    for source in report.unmatched:
+        out.print(f"Note:       index.sources: {source} holds no document or module; skipped.", markup=False)
     return EXIT_OK
