@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
-EXTRAS := dev,mcp,langchain,llamaindex,semantic
+EXTRAS := dev,mcp,langchain,llamaindex,semantic,tokens
 # pip's own output (and any index warnings) goes to a log; a failed install prints its end
 PIP_LOG := $(VENV)/pip.log
 PIP = $(BIN)/python -m pip --disable-pip-version-check --no-input
@@ -25,7 +25,7 @@ $(CORE): pyproject.toml
 	@touch $(CORE)
 
 $(STAMP): $(CORE)
-	@echo "setup: the extras and test tools (dev, mcp, langchain, llamaindex, semantic)"
+	@echo "setup: the extras and test tools (dev, mcp, langchain, llamaindex, semantic, tokens)"
 	@$(call quiet,$(PIP) install -e '.[$(EXTRAS)]')
 	@touch $(STAMP)
 

@@ -63,6 +63,9 @@ Format = Annotated[Output, Field(description="`json` (the payload) or `text` (a 
                                              "in structuredContent).")]
 Ref = Annotated[str, Field(min_length=1, max_length=1024, description=(
     "An entity id (area:src/billing), an ownership id, an alias or a repository-relative path."))]
+IncludeCaveats = Annotated[bool, Field(strict=True, description=(
+    "true: add `caveats` (the open findings where the handoff sends you, the revision analyzed, what was not "
+    "analyzed there). Omitted or false: the handoff without them, as every reader of AgentHandoffV1 expects."))]
 Result = Annotated[CallToolResult, dict[str, Any]]  # a payload (structuredContent) with its own text rendering
 RunId = Annotated[str | None, Field(min_length=1, max_length=128, description=(
     "The run to read (docbridge.run's runId); the current model when omitted. Doc Bridge keeps one live model, so "
@@ -146,13 +149,14 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
 
     @server.tool(name="handoff.resolve", title="Handoff for a unit", annotations=READ_ONLY)
     async def handoff_resolve(ref: Ref, ctx: Context, budgetTokens: Budget = None,
-                              format: Format = "json") -> Result:
+                              format: Format = "json", includeCaveats: IncludeCaveats = False) -> Result:
         """Where to start, what to read before editing, where to edit, which checks to run and which units are
-        related (with the import that proves each) for a package, area, module, document or route. Budget order:
-        related, summaries."""
+        related (with the import that proves each) for a package, area, module, document or route. With
+        includeCaveats: true, also `caveats` (the open findings where it sends you, the revision analyzed, what
+        was not analyzed there); never without. Budget order: related, summaries."""
         from docbridge.engine.agent.handoff import render_handoff_text
         return await answer(ctx, lambda state, _: knowledge.handoff_resolve(
-            state, _projection(state), ref, budget_tokens=budgetTokens),
+            state, _projection(state), ref, budget_tokens=budgetTokens, include_caveats=includeCaveats),
             render=render_handoff_text if format == "text" else None)
 
     @server.tool(name="doc.search", title="Search documents", annotations=READ_ONLY)
@@ -246,12 +250,13 @@ def _register_aliases(server: DocBridgeMCP, live: LiveWorkspace, answer: Callabl
 
     @server.tool(name="gate.status", title="Documentation gates", annotations=READ_ONLY)
     async def gate_status(ctx: Context) -> Result:
-        """The original's gates, evaluated without writing anything: index-freshness (.docbridge/index.json
-        against the index the current model gives; `docbridge index` rebuilds it) and human-guide-links (every
-        local humanDoc of the ownership records is a document here). `{ok, results: [{id, ok, message,
-        expected?, actual?}], notEvaluated}`."""
-        from docbridge.engine.agent import aliases
-        return await answer(ctx, lambda state, _: aliases.gate_status(state, _projection(state)))
+        """The gates the configuration selects (gates.preset, include, exclude), evaluated without writing
+        anything, as `docbridge gate run` evaluates them: index-freshness (.docbridge/index.json against the
+        current model; `docbridge index` rebuilds it), human-guide-links, okf-type, docs-style and the
+        documentation-standard-v1 profile. `{ok, preset, results: [{id, ok, message, expected?, actual?,
+        details?}], notEvaluated}`."""
+        from docbridge.engine.render import gates
+        return await answer(ctx, lambda state, _: gates.run_gates(state, _projection(state)))
 
     @server.tool(name="memory.classify", title="Classify memory candidates (no counterpart)", annotations=READ_ONLY)
     async def memory_classify() -> Result:

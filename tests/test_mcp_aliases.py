@@ -52,16 +52,25 @@ async def test_gate_status_reads_the_index_freshness_and_the_human_guide_links(a
     async with serve(acme, "--debounce-ms", "50") as client:
         missing = await call(client, "gate.status")
         assert missing["type"] == "gate-status" and missing["ok"] is False
+        # acme configures no gates: the minimal preset, index-freshness alone (as `docbridge gate run`)
+        assert "gates" not in json.loads((acme / "doc-bridge.config.json").read_text(encoding="utf-8"))
         results = {r["id"]: r for r in missing["results"]}
-        assert set(results) == {"index-freshness", "human-guide-links"}
+        assert missing["preset"] == "minimal" and set(results) == {"index-freshness"}
         assert not results["index-freshness"]["ok"] and "docbridge index" in results["index-freshness"]["message"]
+        assert missing["notEvaluated"] == []
+        assert not (acme / ".docbridge" / "index.json").exists()  # the gate writes nothing
+
+    config = acme / "doc-bridge.config.json"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        '"schemaVersion": 1,', '"schemaVersion": 1, "gates": {"preset": "standard"},', 1), encoding="utf-8")
+    async with serve(acme, "--debounce-ms", "50") as client:
+        results = {r["id"]: r for r in (await call(client, "gate.status"))["results"]}
+        assert set(results) == {"index-freshness", "human-guide-links"}
         # acme-billing's humanDoc is docs/billing.md (a document); acme-api's is an https address (not a file)
         links = local_human_docs(acme)
         assert links == {"docs/billing.md"}
         assert results["human-guide-links"] == {"id": "human-guide-links", "ok": True,
                                                 "message": f"Resolved {len(links)} humanDoc link"}
-        assert {g["id"] for g in missing["notEvaluated"]} >= {"okf-type", "docs-style"}
-        assert not (acme / ".docbridge" / "index.json").exists()  # the gate writes nothing
 
     assert docbridge("index", "--root", str(acme)).returncode == 0
     async with serve(acme, "--debounce-ms", "50") as client:

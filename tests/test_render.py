@@ -97,7 +97,7 @@ def test_rendering_twice_is_byte_equal(acme: Path) -> None:
 
 
 def test_data_and_print_template(acme: Path) -> None:
-    view = docbridge_json("render", "area", "--root", str(acme), "--area", "src/orders", "--data")
+    view = docbridge_json("render", "area", "--root", str(acme), "--area", "src/orders", "--print-data")
     assert view["purpose"] == "Carts, checkout and the order status state machine"
     assert [m["path"] for m in view["modules"]] == ["src/orders/cart.ts", "src/orders/checkout.ts",
                                                    "src/orders/fulfillment.ts", "src/orders/status.ts"]
@@ -270,7 +270,7 @@ def test_change_digest_after_editing_a_module(acme: Path) -> None:
     tax.write_text(tax.read_text(encoding="utf-8") + "// reviewed\n", encoding="utf-8")
     (acme / "src" / "billing" / "refunds.ts").write_text("export const REFUND_DAYS = 14;\n", encoding="utf-8")
     (acme / "docs" / "deployment.md").unlink()
-    view = docbridge_json("render", "change-digest", "--root", str(acme), "--data")
+    view = docbridge_json("render", "change-digest", "--root", str(acme), "--print-data")
     assert view["changed"] == [{"id": "module:src/billing/tax.ts", "kind": "module", "path": "src/billing/tax.ts"}]
     assert view["added"] == [{"id": "module:src/billing/refunds.ts", "kind": "module",
                               "path": "src/billing/refunds.ts"}]
@@ -372,7 +372,7 @@ def test_render_check_over_the_fixtures(fixture: str, tmp_path: Path) -> None:
         result = docbridge("render", template, "--root", str(root), "--check")
         assert result.returncode == 0, result.stdout + result.stderr
     # a planted change: a new export in the first area's first module
-    pages = docbridge_json("render", "area", "--root", str(root), "--data")
+    pages = docbridge_json("render", "area", "--root", str(root), "--print-data")
     module = root / pages[0]["modules"][0]["path"]
     module.write_text(module.read_text(encoding="utf-8") + "\nexport const planted = 1;\n", encoding="utf-8")
     result = docbridge("render", "area", "--root", str(root), "--check")

@@ -5,18 +5,16 @@ the same names, `gate.status`, `memory.classify`, `memory.promoteDraft`, `regist
 `docbridge.snapshot`, `docbridge.report`, `docbridge.relations` and `docbridge.run`. Each function here is what
 one of them answers when this model has a counterpart:
 
-- `gate_status`: the original's read-only gate run (`{ok, results: [{id, ok, message, expected?, actual?}]}`)
-  for the gates this model can evaluate: `index-freshness` (the retrieval projection in `.docbridge/index.json`,
-  as `docbridge index` writes it, against the current model's: `expected`/`actual` are their content hashes)
-  and `human-guide-links` (every local `humanDoc` of the ownership records is a document of the model).
 - `snapshot`, `report`, `relations`: the discovery snapshot, the reconciliation report and the snapshot's
   relations. The original read them from its latest workflow run; this model has one live state, whose id
   (`run_id`: the snapshot's content hash, shortened) stands for the run.
 - `unavailable`: the structured answer of a tool with no counterpart (`memory.*`): what it did, why nothing
   here does it, and what to call instead.
 
-`registry.topology` is built from the enrichment roles (`docbridge.engine.enrich.topology`). Pure functions of a
-`ModelState`, as `engine.agent.knowledge`'s; bad arguments raise `knowledge.ArgumentError`.
+`gate.status` answers with `docbridge gate run`'s implementation (`docbridge.engine.render.gates`, in the render
+layer because it renders `llms.txt` to tell whether the file is current), and `registry.topology` is built from
+the enrichment roles (`docbridge.engine.enrich.topology`). Pure functions of a `ModelState`, as
+`engine.agent.knowledge`'s; bad arguments raise `knowledge.ArgumentError`.
 """
 
 from __future__ import annotations
@@ -28,19 +26,8 @@ from docbridge.engine.agent.knowledge import SCHEMA_VERSION, ArgumentError
 from docbridge.engine.base.hashing import canonical_hash
 
 if TYPE_CHECKING:
-    from docbridge.engine.retrieval.project import Projection
     from docbridge.engine.state.model_state import ModelState
 
-GATES = ("index-freshness", "human-guide-links")
-# gates of the original this model has no configuration or counterpart for (its `gates.preset` chose them)
-GATES_NOT_EVALUATED = {
-    "okf-type": "agent-document `type` frontmatter is not a gate here; `docbridge audit` checks titles, length, "
-                "examples and sections",
-    "docs-style": "style profiles are not a gate here; `docbridge audit` checks titles, length, examples and "
-                  "sections",
-    "documentation-standard-v1": "no conformance profile here; `docbridge check`, `audit`, `parity` and "
-                                 "`doctor` are the checks to run in CI",
-}
 MAX_RELATIONS = 500
 MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024  # a snapshot larger than this is refused (read it with docbridge.relations)
 RUN_ID_CHARS = 16
@@ -125,58 +112,6 @@ def relations(state: ModelState, kind: str | None = None, limit: int = 100) -> d
             "relations": [relation_json(r, built.hashes) for r in selected[:limit]]}
 
 
-# ------------------------------------------------------------------------------------------------ gates
-
-
-def _index_freshness(state: ModelState, projection: Projection) -> dict[str, Any]:
-    from docbridge.engine.artifacts.index_file import IndexFileError, build_index, index_path, read_index
-    path = index_path(state.root)
-    where = path.relative_to(state.root).as_posix()
-    if not path.is_file():
-        return {"id": "index-freshness", "ok": False,
-                "message": f"No index at {where}. Run: docbridge index"}
-    try:
-        document, _ = read_index(path)
-    except IndexFileError as exc:
-        return {"id": "index-freshness", "ok": False, "message": f"{exc} Run: docbridge index"}
-    # the retrieval projection is what the index's every other member is derived from (with the configuration,
-    # whose hash it carries): the index is fresh when its projection is the current model's
-    expected = build_index(state, projection)["projection"]["contentHash"]
-    actual = (document.get("projection") or {}).get("contentHash")
-    if actual != expected:
-        return {"id": "index-freshness", "ok": False,
-                "message": f"Index is stale: {where} was built from other inputs. Run: docbridge index",
-                "expected": expected, "actual": actual}
-    return {"id": "index-freshness", "ok": True, "message": "Index is fresh", "expected": expected,
-            "actual": actual}
-
-
-def _human_guide_links(state: ModelState) -> dict[str, Any]:
-    documents = state.universe.documents
-    local = []
-    for record in state.config.ownership:
-        link = (record.human_doc or "").strip()
-        if not link or link.lower().startswith(("http://", "https://")):
-            continue
-        target = link.split("#", 1)[0].removeprefix("./")
-        if target not in local:
-            local.append(target)
-    missing = [target for target in local if target not in documents]
-    if missing:
-        return {"id": "human-guide-links", "ok": False, "message": f"Broken humanDoc links: {', '.join(missing)}",
-                "expected": "all local humanDoc links resolve", "actual": f"{len(missing)} broken"}
-    return {"id": "human-guide-links", "ok": True,
-            "message": f"Resolved {len(local)} humanDoc link{'s' if len(local) != 1 else ''}"}
-
-
-def gate_status(state: ModelState, projection: Projection) -> dict[str, Any]:
-    """`gate.status`: the gates this model evaluates, read-only (nothing is written)."""
-    results = [_index_freshness(state, projection), _human_guide_links(state)]
-    return {"type": "gate-status", "schemaVersion": SCHEMA_VERSION, "ok": all(r["ok"] for r in results),
-            "results": results,
-            "notEvaluated": [{"id": gate, "reason": reason} for gate, reason in GATES_NOT_EVALUATED.items()]}
-
-
 # ------------------------------------------------------------------------------------------------ no counterpart
 
 
@@ -217,5 +152,5 @@ def render_unavailable(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["GATES", "gate_status", "memory_classify", "memory_promote_draft", "reconciliation_report", "relations",
+__all__ = ["memory_classify", "memory_promote_draft", "reconciliation_report", "relations",
            "render_unavailable", "report", "run", "run_id", "snapshot", "unavailable"]

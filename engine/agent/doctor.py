@@ -2,8 +2,14 @@
 
 * **reachability** (15 points): the share of documents that are in the retrieval projection *and* can be
   reached by following links from an entry document (every Markdown file at the repository root,
-  `docs/README.md`, `docs/index.md`, and the agent corpus index when configured). A document nothing links to
-  is found only by a lucky search.
+  `docs/README.md`, `docs/index.md`, a documentation site's home and navigation, the agent corpus index when
+  configured, and the files agent tools load by their name wherever they are: `AGENTS.md`, `CLAUDE.md`,
+  `SKILL.md`). A document nothing links to is found only by a lucky search.
+
+  The reference defines reachability as the share of documents present in the projection alone. Here every
+  document is projected by construction, so that share cannot fall and would grade nothing: it is reported
+  beside the figure (`inProjection`), and the grade keeps the stricter one, which falls while a document cannot
+  be reached.
 * **connectivity** (15 points): the share of areas with at least one covering or mentioning document, together
   with the share of documents with at least one edge to code (a mention of, or coverage of, a module, area or
   package) — one figure over both populations.
@@ -51,7 +57,12 @@ def entry_documents(ws: ModelState) -> list[str]:
     index = ws.config.corpus.agent.index
     if index and index.removeprefix("./") in documents:
         entries.add(index.removeprefix("./"))
+    entries |= {p for p in documents if p.rsplit("/", 1)[-1] in AGENT_ENTRY_FILES}
     return sorted(entries)
+
+
+# files an agent tool loads by their name where they are (nested instructions, skills), never through a link
+AGENT_ENTRY_FILES = frozenset({"AGENTS.md", "CLAUDE.md", "SKILL.md"})
 
 
 HOME_PAGES = ("index.md", "index.mdx", "README.md", "src/content/docs/index.mdx", "src/content/docs/index.md",
@@ -157,8 +168,10 @@ def reachability(ws: ModelState, projection: Any) -> dict[str, Any]:
     reachable = [d for d in documents if d in seen and d in in_projection] if entries else \
         [d for d in documents if d in in_projection]
     unreachable = [d for d in documents if d not in set(reachable)]
+    projected = sum(1 for d in documents if d in in_projection)
     return {"value": _share(len(reachable), len(documents)), "reachable": len(reachable), "total": len(documents),
-            "entryDocuments": entries, "navigation": len(navigation), "unreachable": unreachable}
+            "inProjection": projected, "entryDocuments": entries, "navigation": len(navigation),
+            "unreachable": unreachable}
 
 
 COMMUNITY_DOCUMENTS = re.compile(r"(^|/)(code[_-]of[_-]conduct|security|support|governance|license|licence|funding|"
@@ -309,12 +322,23 @@ def run_doctor(ws: ModelState, projection: Any, retriever: Any, suite_path: Path
             "actions": actions(dimensions)}
 
 
+MAX_ENTRIES_SHOWN = 8
+
+
+def _entries_text(entries: list[str]) -> str:
+    if not entries:
+        return "no entry document"
+    more = len(entries) - MAX_ENTRIES_SHOWN
+    return ", ".join(entries[:MAX_ENTRIES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
 def render_text(report: dict[str, Any]) -> str:
     dims = report["dimensions"]
     reach, conn, hit = dims["reachability"], dims["connectivity"], dims["hitAt3"]
     lines = [f"grade {report['grade']}  (score {report['score']}/100)",
              f"  reachability  {reach['value'] * 100:.1f}%  ({reach['reachable']}/{reach['total']} documents reachable "
-             f"from {', '.join(reach['entryDocuments']) or 'no entry document'})",
+             f"from {_entries_text(reach['entryDocuments'])}; {reach['inProjection']}/{reach['total']} in the "
+             f"projection)",
              f"  connectivity  {conn['value'] * 100:.1f}%  ({conn['documentedAreas']}/{conn['areas']} areas "
              f"documented, {conn['linkedDocuments']}/{conn['documents']} documents linked to code)"]
     if hit["status"] == "not-analyzed":

@@ -100,9 +100,19 @@ def _closest(projection: Projection, ref: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------ handoff
 
 
-def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = None) -> dict[str, Any]:
+def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = None, *,
+                       include_caveats: bool = False) -> dict[str, Any]:
+    """The handoff of `ref`; with `include_caveats` (a caller that asked for them, never by default) it carries
+    `caveats` too (`handoff_caveats`)."""
     projection = projection or projection_of(ws)
     entry = resolve_ref(projection, ref)
+    handoff = _handoff(ws, projection, entry)
+    if include_caveats:
+        handoff["caveats"] = handoff_caveats(ws, handoff)
+    return handoff
+
+
+def _handoff(ws: Workspace, projection: Projection, entry: Entry) -> dict[str, Any]:
     if entry.kind == INTENT:
         return _route_handoff(ws, entry, intent=True)
     if entry.kind == CHANGE:
@@ -173,6 +183,72 @@ def handoff_for_entity(ws: Workspace, ref: str, projection: Projection | None = 
                      "confidence": entry.confidence, "areaId": entry.area_id, "packageId": entry.package_id},
     })
     return handoff
+
+
+# ------------------------------------------------------------------------------------------------ caveats
+
+
+MAX_CAVEATS = 16  # pending findings, and coverage limitations, each (`totals` counts them all)
+MAX_TEXT, MAX_SCOPE = 2048, 1024  # a message or reason, a scope (the schema's bounds)
+SEVERITY_ORDER = ("error", "warning", "info", "hint")
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(root in (".", "") or path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def handoff_caveats(ws: Workspace, handoff: dict[str, Any]) -> dict[str, Any]:
+    """What an agent should know before it trusts a handoff, negotiated (only when asked for; the index and the
+    default answers never carry it): the open findings (`pendingFindings`) in what the handoff sends the agent to
+    (its start, what to read before editing, anything under its edit roots, the target entity itself), most
+    severe first; the repository and the revision they were analyzed at (`analyzed`: the project's name and the
+    snapshot's content hash); and the limits of that analysis there (`coverage`: files left unanalyzed, dynamic
+    imports, unresolved relative imports, ambiguous symbols, parse errors...). Each list is bounded (MAX_CAVEATS;
+    `totals` counts them all). Caveats only add: every other member of the handoff is the same without them, and
+    an empty list says nothing was found, not that everything was checked."""
+    from docbridge.engine.artifacts.index_file import project_name
+    from docbridge.engine.views.reconcile import findings_of
+    from docbridge.engine.views.snapshot import snapshot_of
+    files = {p for p in (handoff.get("startHere"), *(handoff.get("readBeforeEditing") or ())) if p}
+    roots = [r for r in handoff.get("editRoots") or () if r]
+    entity = (handoff.get("metadata") or {}).get("entityId")
+    pending = []
+    for finding in findings_of(ws):
+        path = finding.path or ""
+        if not (path in files or (path and _under(path, roots)) or (entity and finding.entity == entity)):
+            continue
+        item: dict[str, Any] = {"id": f"finding:{finding.fingerprint}", "code": finding.code,
+                                "severity": finding.severity, "message": _bounded(finding.message, MAX_TEXT)}
+        if finding.path:
+            item["path"] = finding.path
+        if finding.range is not None:
+            item["line"] = finding.range.start.line + 1
+        pending.append(item)
+    pending.sort(key=lambda f: (SEVERITY_ORDER.index(f["severity"]) if f["severity"] in SEVERITY_ORDER else 9,
+                                f.get("path", ""), f.get("line", 0), f["code"], f["id"]))
+    snapshot = snapshot_of(ws)
+    coverage = []
+    for skipped in snapshot.coverage.get("skipped", []):
+        if _under(str(skipped.get("path", "")), roots) or skipped.get("path") in files:
+            coverage.append({"scope": _bounded(f"skipped:{skipped['path']}", MAX_SCOPE),
+                             "reason": _bounded(f"not analyzed: {skipped['reason']}", MAX_TEXT)})
+    for note in snapshot.coverage.get("notes", []):
+        scope = str(note.get("scope", ""))
+        subject = scope.split(":", 1)[1] if ":" in scope else ""
+        if subject and (_under(subject.split(":", 1)[0], roots) or subject.split(":", 1)[0] in files
+                        or subject in files):
+            coverage.append({"scope": _bounded(scope, MAX_SCOPE),
+                             "reason": _bounded(str(note.get("reason")), MAX_TEXT)})
+    coverage.sort(key=lambda c: c["scope"])
+    return {"pendingFindings": pending[:MAX_CAVEATS],
+            "analyzed": {"repository": project_name(ws), "revision": snapshot.content_hash,
+                         "revisionKind": "snapshot-content-hash"},
+            "coverage": coverage[:MAX_CAVEATS],
+            "totals": {"pendingFindings": len(pending), "coverage": len(coverage)}}
 
 
 def _evidence_source(kind: str) -> str:
@@ -426,7 +502,17 @@ def render_handoff_text(handoff: dict[str, Any]) -> str:
         count = relation["strength"]
         lines.append(f"Related:             {arrow} {relation['path']} ({relation['direction']}, {count} "
                      f"import{'s' if count != 1 else ''}; e.g. {relation['evidence'][0]})")
+    caveats = handoff.get("caveats")
+    if caveats:
+        totals, analyzed = caveats["totals"], caveats["analyzed"]
+        lines.append(f"Analyzed:            {analyzed['repository']} at {analyzed['revision'][:16]}")
+        lines.append(f"Open findings:       {totals['pendingFindings']}")
+        for finding in caveats["pendingFindings"]:
+            where = f"{finding['path']}:{finding['line']}" if "line" in finding else finding.get("path", "")
+            lines.append(f"  {finding['severity']:<8} {where}  {finding['code']}: {finding['message']}")
+        lines.append(f"Not analyzed:        {totals['coverage']}")
+        lines += [f"  {item['scope']}: {item['reason']}" for item in caveats["coverage"]]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["UnknownReference", "handoff_for_entity", "render_handoff_text", "resolve_ref"]
+__all__ = ["UnknownReference", "handoff_caveats", "handoff_for_entity", "render_handoff_text", "resolve_ref"]

@@ -296,13 +296,15 @@ def render_lookup_knowledge_text(payload: dict[str, Any]) -> str:
 
 
 def handoff_resolve(state: ModelState, projection: Projection, ref: str, *,
-                    budget_tokens: int | None = None) -> dict[str, Any]:
-    """The handoff for a package, area, module, document or route; under a budget its related units go first,
-    then the notes that repeat the target's summary."""
+                    budget_tokens: int | None = None, include_caveats: bool = False) -> dict[str, Any]:
+    """The handoff for a package, area, module, document or route (with `caveats` only when asked for); under a
+    budget its related units go first, then the notes that repeat the target's summary."""
     if not isinstance(ref, str) or not ref.strip():
         raise ArgumentError("ref must be a non-empty entity id, ownership id, alias or path.")
+    if not isinstance(include_caveats, bool):
+        raise ArgumentError(f"includeCaveats must be true or false; got {include_caveats!r}.")
     entry = resolve_ref(projection, ref)
-    handoff = {"type": "handoff", **handoff_for_entity(state, entry.id, projection)}
+    handoff = {"type": "handoff", **handoff_for_entity(state, entry.id, projection, include_caveats=include_caveats)}
     if budget_tokens is None:
         return handoff
     summary = entry.summary

@@ -2,8 +2,10 @@
 view time) drawing packages and areas as nodes, area-to-area imports and document coverage as edges.
 
 Undocumented areas and import cycles are highlighted; relations the model only guesses (fuzzy or proposed
-mentions) are dashed. Each area links to its generated page (`docbridge render area`) and lists its documents.
-The layout is computed here, deterministically: documents in the first column, then one column per package.
+mentions) are dashed, and so are the relations an agent proposed and a person (or policy) accepted in the
+enrichment overlay while enrichment is on (each names its proposal ids under `accepted`). Each area links to its
+generated page (`docbridge render area`) and lists its documents. The layout is computed here, deterministically:
+documents in the first column, then one column per package.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from docbridge.engine.base.model import AREA, MODULE, split_id
+from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, PACKAGE, split_id
 from docbridge.engine.render import DEFAULT_OUTPUT
 from docbridge.engine.render.views import page_file_name, project_name
 from docbridge.engine.state.model_state import ModelState
@@ -46,6 +48,7 @@ def map_data(state: ModelState) -> dict[str, Any]:
     area_docs: dict[str, set[str]] = {}
     edges: list[dict[str, Any]] = []
     guessed: dict[tuple[str, str, str], bool] = {}  # (document, area, kind) -> only fuzzy or proposed relations
+    overlay_docs: set[str] = set()  # documents drawn only for an accepted proposed relation
     for document in sorted(state.documents.keys()):
         for relation in state.documents[document].relations:
             if relation.kind not in COVERING:
@@ -60,6 +63,10 @@ def map_data(state: ModelState) -> dict[str, Any]:
             guessed[key] = guessed.get(key, True) and relation.confidence in ("fuzzy", "proposed")
     for (source, target, edge_kind), proposed in sorted(guessed.items()):
         edges.append({"source": source, "target": target, "kind": edge_kind, "proposed": proposed})
+    for edge in _overlay_edges(state, set(guessed)):  # accepted agent proposals: drawn dashed, as proposed
+        edges.append(edge)
+        overlay_docs.update(split_id(end)[1] for end in (edge["source"], edge["target"])
+                            if split_id(end)[0] == DOCUMENT)
     for path, area in sorted(layout.areas.items()):
         docs = sorted(documented.get(path, set()) | area_docs.get(path, set()))
         nodes.append({"id": area.id, "kind": "area", "label": path, "path": path, "package": area.package_id,
@@ -67,7 +74,7 @@ def map_data(state: ModelState) -> dict[str, Any]:
                       "page": f"{DEFAULT_OUTPUT['area']}/{page_file_name(path)}"})
         if area.package_id:
             edges.append({"source": area.package_id, "target": area.id, "kind": "contains", "proposed": False})
-    for document in sorted({d for docs in area_docs.values() for d in docs}):
+    for document in sorted({d for docs in area_docs.values() for d in docs} | overlay_docs):
         facts = state.universe.documents.get(document)
         nodes.append({"id": f"document:{document}", "kind": "document", "label": document, "path": document,
                       "title": facts.title if facts is not None and facts.title else document})
@@ -76,6 +83,54 @@ def map_data(state: ModelState) -> dict[str, Any]:
                       "count": len(evidence), "cycle": in_cycle(source, target), "proposed": False})
     edges.sort(key=lambda e: (e["kind"], e["source"], e["target"]))
     return {"project": project_name(state), "nodes": nodes, "edges": edges}
+
+
+def _overlay_edges(state: ModelState, observed: set[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The enrichment overlay's live accepted `propose-relation` entries (while enrichment is on: what search reads
+    too), each between the map's nodes for its endpoints: a document as itself, a module as its area, an area or a
+    package as itself. A relation with an endpoint the map does not draw, within one node, or already observed
+    between the same nodes with the same kind is left out. The observed model is not changed: an area documented
+    only by a proposal stays undocumented."""
+    from docbridge.engine.base.overlay import enabled, live_entries, read_overlay
+    from docbridge.engine.views.snapshot import snapshot_of
+    if not enabled(state.config):
+        return []
+    overlay = read_overlay(state.root)
+    if overlay is None:
+        return []
+    live, _expired = live_entries(overlay, snapshot_of(state).entities)
+    layout = state.universe.layout
+    assert layout is not None
+
+    def node(entity: Any) -> str | None:
+        if not isinstance(entity, str) or ":" not in entity:
+            return None
+        kind, value = split_id(entity)
+        if kind == DOCUMENT:
+            return entity if value in state.universe.documents else None
+        if kind == MODULE:
+            area = layout.module_area.get(value)
+            return layout.areas[area].id if area is not None and area in layout.areas else None
+        if kind == AREA:
+            return entity if value in layout.areas else None
+        if kind == PACKAGE:
+            package = layout.package_by_id(entity)
+            return package.id if package is not None else None
+        return None
+
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for entry in live:
+        payload = entry.get("payload")
+        if entry.get("kind") != "propose-relation" or not isinstance(payload, dict):
+            continue
+        source, target, kind = node(payload.get("from")), node(payload.get("to")), payload.get("kind")
+        if source is None or target is None or source == target or not isinstance(kind, str) or not kind:
+            continue
+        key = (source, target, kind)
+        if key not in observed:
+            found.setdefault(key, []).append(str(entry.get("proposalId")))
+    return [{"source": source, "target": target, "kind": kind, "proposed": True, "accepted": sorted(ids)}
+            for (source, target, kind), ids in sorted(found.items())]
 
 
 def _positions(nodes: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
@@ -121,9 +176,11 @@ def map_html(state: ModelState, output: Path) -> str:
         classes = ["edge", edge["kind"]] + (["cycle"] if edge.get("cycle") else []) + (
             ["proposed"] if edge.get("proposed") else [])
         title = f"{edge['source']} {edge['kind']} {edge['target']}" + (
-            f" ({edge['count']} imports)" if "count" in edge else "")
-        parts.append(f'<path class="{" ".join(classes)}" d="{d}" data-source="{html.escape(edge["source"])}" '
-                     f'data-target="{html.escape(edge["target"])}"><title>{html.escape(title)}</title></path>')
+            f" ({edge['count']} imports)" if "count" in edge else "") + (
+            " (proposed by an agent, accepted: " + ", ".join(edge["accepted"]) + ")" if edge.get("accepted") else "")
+        parts.append(f'<path class="{html.escape(" ".join(classes))}" d="{d}" '
+                     f'data-source="{html.escape(edge["source"])}" data-target="{html.escape(edge["target"])}">'
+                     f'<title>{html.escape(title)}</title></path>')
     for node in data["nodes"]:
         x, y = positions[node["id"]]
         classes = ["node", node["kind"]] + (["undocumented"] if node.get("undocumented") else [])

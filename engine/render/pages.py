@@ -15,6 +15,7 @@ from typing import Any
 
 from docbridge.engine.base.findings import Finding
 from docbridge.engine.base.hashing import canonical_hash, sha256_bytes
+from docbridge.engine.base.model import DOCUMENT
 from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, UnsafeFileError, WriteRefused, read_regular, write_target
 from docbridge.engine.render import DEFAULT_OUTPUT, views
 from docbridge.engine.render.templating import (
@@ -134,6 +135,126 @@ def render_pages(state: ModelState, name: str, *, key: str | None = None, since:
         source = shown
         pages = [_page(template, SINGLE_NAMES[name], None, views.overlay_review_view(path, shown))]
     return pages, source
+
+
+# ------------------------------------------------------------------------------------------ --data FILE
+
+
+def read_data(data: str) -> Any:
+    """The JSON of a `--data` file (followed to a regular file, at most MAX_ARTIFACT_BYTES)."""
+    path = Path(data)
+    try:
+        raw = read_regular(Path(os.path.realpath(path)), MAX_ARTIFACT_BYTES)
+    except FileNotFoundError:
+        raise RenderError(f"--data {data}: no such file.") from None
+    except UnsafeFileError as exc:
+        raise RenderError(f"--data {data} {exc.strerror}; it must be a regular JSON file.") from None
+    except OSError as exc:
+        raise RenderError(f"--data {data} cannot be read: {exc.strerror or exc}.") from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise RenderError(f"{data}: the file is not valid UTF-8.") from None
+    except json.JSONDecodeError as exc:
+        raise RenderError(f"{data}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from None
+    except (RecursionError, ValueError):
+        raise RenderError(f"{data}: invalid JSON: it nests too deeply or holds a number too long to read.") from None
+
+
+def data_kind(name: str, raw: Any) -> str:
+    """What a `--data` file is for template `name`: the artifact the template is rendered from (`index`: a
+    DocBridgeIndex for llms.txt; `snapshot`: the previous snapshot for change-digest; `overlay`: an enrichment
+    overlay for overlay-review), else `view`: the view model itself (what `--print-data` prints)."""
+    if not isinstance(raw, dict):
+        return "view"
+    if name == "llms.txt" and raw.get("type") == "docbridge-index":
+        return "index"
+    if name == "change-digest" and isinstance(raw.get("entities"), list) and isinstance(raw.get("relations"), list):
+        return "snapshot"
+    if name == "overlay-review" and (raw.get("type") == "enrichment-overlay" or "exists" not in raw):
+        return "overlay"
+    return "view"
+
+
+def _view_pages(name: str, raw: Any, key: str | None, data: str) -> tuple[list[tuple[str, str | None,
+                                                                                    dict[str, Any]]], bool]:
+    """(page name, key, view) of each page a view-model file holds, and whether it is one page: an object is one
+    page; for area and ownership a list of objects is one page each (`path` naming its file, as --print-data
+    prints them), and a page's key is its area's path or its record's id (or --area/--record)."""
+    def key_of(view: dict[str, Any], where: str) -> str:
+        field, inner = ("area", "path") if name == "area" else ("record", "id")
+        value = view.get(field, {}).get(inner) if isinstance(view.get(field), dict) else None
+        if not isinstance(value, str) or not value:
+            raise RenderError(f"{data}: {where}has no `{field}.{inner}` to name its page; give --"
+                              f"{'area' if name == 'area' else 'record'}.")
+        return value
+
+    if isinstance(raw, dict):
+        if name not in MULTI_PAGE:
+            return [(SINGLE_NAMES[name], None, raw)], True
+        chosen = key if key is not None else key_of(raw, "")
+        return [(views.page_file_name(chosen), chosen, raw)], True
+    if name not in MULTI_PAGE or not isinstance(raw, list) or key is not None:
+        raise RenderError(f"{data}: the view model of {name} must be a JSON object"
+                          + (" (a list is one page each, without --area or --record)." if name in MULTI_PAGE
+                             else "."))
+    out: list[tuple[str, str | None, dict[str, Any]]] = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise RenderError(f"{data}: pages[{index}] must be a JSON object.")
+        view = {k: v for k, v in item.items() if k != "path"}
+        page_key = key_of(view, f"pages[{index}] ")
+        out.append((views.page_file_name(page_key), page_key, view))
+    if not out:
+        raise RenderError(f"{data}: the list holds no page.")
+    return out, False
+
+
+def _llms_from_index(root: Path, agent_root: str | None, data: str) -> dict[str, Any]:
+    """llms.txt's view from a DocBridgeIndex (verified by its content hash): its project name and the documents of
+    `knowledge` under the agent root, with their titles and descriptions."""
+    from docbridge.engine.artifacts.index_file import IndexFileError, read_index
+    try:
+        document, _ = read_index(Path(os.path.realpath(data)))
+    except IndexFileError as exc:
+        raise RenderError(str(exc)) from None
+    base = (agent_root or views.DEFAULT_AGENT_ROOT).strip().replace("\\", "/").removeprefix("./").strip("/")
+    documents = []
+    for item in sorted((k for k in document.get("knowledge", []) if isinstance(k, dict)),
+                       key=lambda k: str(k.get("path", ""))):
+        path = str(item.get("path", ""))
+        if item.get("type") != DOCUMENT or not (base in ("", ".") or path.startswith(base + "/")):
+            continue
+        title = " ".join(str(item.get("title") or "").split()) or path.rsplit("/", 1)[-1]
+        documents.append({"path": path, "title": title,
+                          "description": " ".join(str(item.get("description") or "").split()) or None})
+    project = document.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    return {"project": str(name or root.resolve().name), "documents": documents}
+
+
+def render_data(root: Path, config: Any, name: str, data: str, *, key: str | None = None,
+                state: Any = None) -> tuple[list[Page], str, bool]:
+    """`render NAME --data FILE`: every page, what it was rendered from, and whether it is one page. FILE is the
+    artifact the template reads (a DocBridgeIndex for llms.txt, the previous snapshot for change-digest, an overlay
+    for overlay-review; `data_kind`) or the view model itself, rendered as it is (a template's own checks, with
+    every variable required, say what it lacks). `state` (a callable giving the current model) is called only for
+    change-digest's snapshot."""
+    template = load_template(name, root, dict(config.render.templates))
+    raw = read_data(data)
+    kind = data_kind(name, raw)
+    if kind == "snapshot":
+        current_state = state()
+        pages, _ = render_pages(current_state, name, since=data)
+        return pages, data, True
+    if kind == "overlay":
+        view = views.overlay_review_view(Path(os.path.realpath(data)), data)
+        return [_page(template, SINGLE_NAMES[name], None, view)], data, True
+    if kind == "index":
+        view = _llms_from_index(root, config.corpus.agent.root, data)
+        return [_page(template, SINGLE_NAMES[name], None, view)], data, True
+    found, single = _view_pages(name, raw, key, data)
+    return [_page(template, page, page_key, view) for page, page_key, view in found], data, single
 
 
 def render_region(state: ModelState, template_name: str, key: str | None,

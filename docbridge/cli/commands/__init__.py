@@ -18,6 +18,7 @@ from docbridge.cli.commands import (
     doctor,
     enrich,
     fix,
+    gate,
     index,
     init,
     listing,
@@ -59,8 +60,8 @@ class Command(Protocol):
 
 
 COMMANDS: tuple[Command, ...] = (scan, init, check, search, retrieve, query, lookup, lsp, bench, mcp, index, listing,
-                                 ask, reconcile, audit, suggest, doctor, parity, study, render, map_command, enrich,
-                                 fix)
+                                 ask, reconcile, audit, suggest, doctor, gate, parity, study, render, map_command,
+                                 enrich, fix)
 
 
 def command_named(name: str) -> Command:

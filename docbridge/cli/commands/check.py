@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit", action="store_true",
                         help="also report the documentation audit's codes (docbridge audit)")
     parser.add_argument("--enrich", action="store_true",
-                        help="also list the enrichment overlay's findings (labelled; the exit status is unchanged)")
+                        help="also list the enrichment overlay's findings (labelled; the exit status is unchanged) "
+                             "and say how the overlay stands; the agent is never run here: docbridge enrich runs it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,20 +99,46 @@ def render_finding_format(findings: list[Any]) -> str:
     return json.dumps({"findings": records}, indent=2, ensure_ascii=False) + "\n"
 
 
+def overlay_status(root: Path, enabled: bool, snapshot_hash: str) -> dict[str, str]:
+    """How the enrichment overlay stands, and what to run about it: `check --enrich` reads the overlay the last
+    `docbridge enrich` wrote and never runs the agent itself (a check stays deterministic, offline and free; the
+    agent is a program the user's settings name, which may call a model and cost money)."""
+    from docbridge.engine.base.overlay import overlay_path, read_overlay
+    path = overlay_path(root)
+    overlay = read_overlay(root, warn=False)
+    if overlay is None and not path.exists():
+        if not enabled:
+            return {"state": "off", "message": "enrichment is off (intelligence.registry.enabled) and there is no "
+                                               "overlay: nothing an agent proposed is listed."}
+        return {"state": "missing", "message": "there is no overlay yet: run `docbridge enrich` to ask the "
+                                               "configured agent for proposals (check never runs it)."}
+    if overlay is None:
+        return {"state": "unusable", "message": ".docbridge/overlay.json cannot be used (corrupt, edited or not "
+                                                "written by Doc Bridge for this user); `docbridge enrich` writes "
+                                                "a new one."}
+    if overlay.snapshot_hash != snapshot_hash:
+        return {"state": "earlier-snapshot", "message": "the overlay was made for an earlier state of the "
+                                                        "repository: proposals about what changed since are "
+                                                        "missing; run `docbridge enrich` to bring it up to date."}
+    return {"state": "current", "message": "the overlay was made for the repository as it is."}
+
+
 def with_overlay(text: str, args: argparse.Namespace, root: Path) -> str:
     """`--enrich`: the report followed by the enrichment overlay's findings, labelled as proposed by an agent
-    (inside the JSON report with `--format json`)."""
+    (inside the JSON report with `--format json`), and how the overlay stands (`overlay_status`)."""
     from docbridge.cli.overlay import overlay_findings
+    from docbridge.engine.base.overlay import enabled
     from docbridge.engine.views.snapshot import snapshot_of
     workspace = open_workspace(root, use_cache=not args.no_cache)
-    extra = overlay_findings(root, snapshot_of(workspace.ensure_resolved()).entities)
+    snapshot = snapshot_of(workspace.ensure_resolved())
+    extra = overlay_findings(root, snapshot.entities)
+    status = overlay_status(root, enabled(workspace.config), snapshot.content_hash)
     if args.format == "json":
         payload = json.loads(text)
         payload["overlay"] = {"label": "proposed by an agent, not observed; does not change the exit status",
-                              "findings": extra}
+                              "status": status, "findings": extra}
         return json.dumps(payload, indent=2) + "\n"
-    if extra:
-        text += f"\nEnrichment overlay (proposed by an agent, not observed): {len(extra)}\n"
-        for f in extra:
-            text += f"  [overlay {f['status']}] {f['path']}:{f['line']}: {f['code']}: {f['message']}\n"
+    text += f"\nEnrichment overlay (proposed by an agent, not observed): {len(extra)} finding(s); {status['message']}\n"
+    for f in extra:
+        text += f"  [overlay {f['status']}] {f['path']}:{f['line']}: {f['code']}: {f['message']}\n"
     return text

@@ -10,9 +10,10 @@ from docbridge.cli.common import EXIT_OK, add_root, emit, root_dir
 
 NAME = "doctor"
 HELP = "grade how ready the documentation is for agents, with the actions that raise the grade"
-DESCRIPTION = ("Measure reachability (documents linked from an entry document and in the projection), connectivity "
-               "(areas documented, documents linked to code) and hit@3 on a golden suite; grade A needs 100 % "
-               "reachability, 80 % connectivity and 80 % hit@3.")
+DESCRIPTION = ("Measure reachability (documents linked from an entry document and in the projection; the share in "
+               "the projection alone, the reference's figure, is shown beside it), connectivity (areas documented, "
+               "documents linked to code) and hit@3 on a golden suite; grade A needs 100 % reachability, 80 % "
+               "connectivity and 80 % hit@3.")
 EPILOG = "Exit 0 with a report, 2 on a usage or input error (a suite that does not exist or is invalid)."
 
 

@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--text", action="store_true", help="a readable card")
     parser.add_argument("--budget", type=int, metavar="N", help="drop evidence, related, explain and notes to fit N "
                                                                "tokens")
+    parser.add_argument("--caveats", action="store_true",
+                        help="add caveats: the open findings where the handoff sends you, the revision it was "
+                             "analyzed at and what was not analyzed there")
     parser.add_argument("--no-cache", action="store_true", help="ignore the cached index and facts")
 
 
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     workspace, projection = reference_workspace(root, not args.no_cache)
     ref = query_reference(args.ref, projection, workspace.config)
     try:
-        handoff = handoff_for_entity(workspace.ensure_resolved(), ref, projection)
+        handoff = handoff_for_entity(workspace.ensure_resolved(), ref, projection, include_caveats=args.caveats)
         if args.budget is not None:
             handoff = budget_handoff(handoff, args.budget)
     except (UnknownReference, BudgetError) as exc:

@@ -4,6 +4,8 @@ Every page is rendered in memory first, so a template error (exit 2) leaves ever
 `--output` the pages go to standard output; with it, a single-page template (or one `--area`/`--record`) is
 written to that file and a multi-page one under that directory. A file that exists keeps every byte outside
 its generated region. `--check` writes nothing and exits 1 when a page's file differs from the rendering.
+`--data FILE` renders from a file instead of the working tree: the view model itself (what `--print-data` prints,
+for a template author iterating on an override, or data made elsewhere), or the artifact the template reads.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ DESCRIPTION = ("Render a template over the model: llms.txt (the agent reading li
                "(one page per area), ownership (one page per ownership record), change-digest (what moved since "
                "the last `docbridge scan` or --since FILE) or overlay-review (pending enrichment proposals). Pages "
                "carry a generated region; rendering into an existing file replaces only that region. Override a "
-               "template with render.templates.<name> in doc-bridge.config.json.")
+               "template with render.templates.<name> in doc-bridge.config.json; --print-data prints the view model "
+               "a template receives, and --data FILE renders from such a file (or from the template's artifact) "
+               "instead of the working tree.")
 EPILOG = ("Exit 0 when done (or, with --check, when every page is up to date), 1 when --check finds a page that "
           "differs, 2 on a usage, input or template error (nothing is written then).")
 
@@ -38,13 +42,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="FILE", help="change-digest: the previous snapshot to compare with")
     parser.add_argument("--overlay", metavar="FILE", help="overlay-review: the overlay file "
                                                           "(default .docbridge/overlay.json)")
+    parser.add_argument("--data", metavar="FILE",
+                        help="render from FILE instead of the working tree: the view model itself (as --print-data "
+                             "prints it), or the template's artifact: a DocBridgeIndex (llms.txt), the previous "
+                             "snapshot (change-digest), an overlay (overlay-review)")
     parser.add_argument("--json", action="store_true", help="print {template, source, pages:[{path, hash}]}")
-    parser.add_argument("--data", action="store_true", help="print the view model the template receives")
+    parser.add_argument("--print-data", action="store_true", help="print the view model the template receives")
     parser.add_argument("--print-template", action="store_true", help="print the built-in template")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 listing every page whose file differs (default locations: "
                              + ", ".join(f"{k} → {v}" for k, v in DEFAULT_OUTPUT.items()) + ")")
     parser.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
+
+
+def data_pages(root: Path, name: str, data: str, key: str | None, use_cache: bool) -> tuple[list[Any], str, bool]:
+    """`--data FILE`: the pages rendered from FILE (the model is read only for change-digest's snapshot)."""
+    from docbridge.engine.base.config import load_config
+    from docbridge.engine.render.pages import render_data
+    return render_data(root, load_config(root), name, data, key=key,
+                       state=lambda: open_workspace(root, progress=False, use_cache=use_cache).state)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,14 +77,20 @@ def run(args: argparse.Namespace) -> int:
     if args.record is not None and name != "ownership":
         raise UsageError("--record is for the ownership template.")
     root = root_dir(args.root)
-    workspace = open_workspace(root, progress=False, use_cache=not args.no_cache)
     key = args.area.strip("/") if args.area is not None else args.record
+    if args.data is not None and (args.since is not None or args.overlay is not None):
+        raise UsageError("--data names what to render from; --since and --overlay are its forms for one template "
+                         "each: give one of them.")
     try:
-        pages, source = render_pages(workspace.state, name, key=key, since=args.since, overlay=args.overlay)
+        if args.data is not None:
+            pages, source, single = data_pages(root, name, args.data, key, not args.no_cache)
+        else:
+            workspace = open_workspace(root, progress=False, use_cache=not args.no_cache)
+            pages, source = render_pages(workspace.state, name, key=key, since=args.since, overlay=args.overlay)
+            single = name not in MULTI_PAGE or key is not None
     except RenderError as exc:
         raise UsageError(str(exc)) from None
-    single = name not in MULTI_PAGE or key is not None
-    if args.data:
+    if args.print_data:
         payload: Any = pages[0].view if single else [{"path": p.name, **p.view} for p in pages]
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         return EXIT_OK
