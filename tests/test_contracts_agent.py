@@ -15,37 +15,18 @@ import json
 import math
 import subprocess
 import sys
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from conftest import FIXTURES, copy_fixture, docbridge, docbridge_json
+from support.schemas import assert_invalid, assert_valid, package_schema
 
 import docbridge as api
 
-
-def _schema(name: str) -> dict[str, Any]:
-    """A schema as the installed package ships it (package data, not the checkout's path)."""
-    text = files("docbridge.engine").joinpath("data", "schemas", name).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-HANDOFF_SCHEMA = _schema("agent-handoff-v1.schema.json")
-SEARCH_SCHEMA = _schema("agent-search.schema.json")
-
-
-def valid(payload: Any, schema: dict[str, Any]) -> None:
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
-    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
-
-
-def invalid(payload: Any, schema: dict[str, Any]) -> None:
-    assert not jsonschema.Draft202012Validator(schema).is_valid(payload), payload
+HANDOFF_SCHEMA = package_schema("agent-handoff-v1.schema.json")
+SEARCH_SCHEMA = package_schema("agent-search.schema.json")
+valid, invalid = assert_valid, assert_invalid
 
 
 def config_of(name: str) -> dict[str, Any]:

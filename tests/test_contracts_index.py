@@ -18,37 +18,26 @@ import hashlib
 import json
 import subprocess
 import sys
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from conftest import copy_fixture, docbridge, docbridge_json
+from support.schemas import assert_invalid, assert_valid, package_schema
 
 ALGO = "sha256-semantic-v1"
 LEGACY = "sha256-normalized-v1"
 
 
-def _schema(name: str) -> dict[str, Any]:
-    """A schema as the installed package ships it (package data, not the checkout's path)."""
-    text = files("docbridge.engine").joinpath("data", "schemas", name).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return schema
-
-
-INDEX_SCHEMA = _schema("doc-bridge-index-v1.schema.json")
+INDEX_SCHEMA = package_schema("doc-bridge-index-v1.schema.json")
 
 
 def valid(document: Any) -> None:
-    validator = jsonschema.Draft202012Validator(INDEX_SCHEMA, format_checker=jsonschema.FormatChecker())
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
-    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:20])
+    assert_valid(document, INDEX_SCHEMA)
 
 
 def invalid(document: Any) -> None:
-    assert not jsonschema.Draft202012Validator(INDEX_SCHEMA).is_valid(document)
+    assert_invalid(document, INDEX_SCHEMA)
 
 
 def seal(document: dict[str, Any]) -> str:

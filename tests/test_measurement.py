@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.schemas import assert_invalid, assert_valid, package_schema
 
 from tests.conftest import REPO, copy_fixture, docbridge, docbridge_json
 from tests.test_enrich import ACCEPTED, REJECTED, SUITE, agent, enable, overlay, run_script
@@ -436,3 +437,50 @@ def test_an_exact_identifier_outranks_every_overlay_boosted_entry(tmp_path: Path
     exact = sum(components[target].get(k, 0) for k in ("exactId", "exactPath", "exactSymbol"))
     assert components[notes]["lexical"] > components[target]["lexical"]
     assert scores[notes] > scores[target] - exact
+
+
+# ------------------------------------------------------------------------------------------ the contract's schema
+
+MEASUREMENT = package_schema("enrichment-measurement.schema.json")
+
+OLD_CONSUMER = r'''
+import json, sys
+run, rerun, bench = (json.loads(open(p, encoding="utf-8").read()) for p in sys.argv[1:4])
+stats = run["stats"]
+for kind, row in stats["byKind"].items():
+    assert row["proposed"] == row["accepted"] + row["pending"] + row["rejected"], kind
+assert stats["inventedReferences"] <= sum(stats["rejectionReasons"].values())
+assert stats["agentRuns"] >= 1 and stats["inputBytes"] > 0 and stats["outputBytes"] > 0
+assert 0 <= stats["cacheHitRate"] <= 1 and stats["wallTimeMs"] >= 0 and stats["expired"] >= 0
+again = rerun["stats"]
+assert again["overlayHashIdentical"] is True and again["proposalIdShare"] == 1.0
+assert again["sharedProposalIds"] == again["proposalIds"] == again["previousProposalIds"]
+delta = bench["overlayDelta"]
+assert delta["regression"] is False and delta["status"] in ("improved", "unchanged")
+assert isinstance(delta["lostCases"], list) and isinstance(delta["gainedCases"], list)
+print(json.dumps({"gained": delta["gainedCases"], "metrics": [d["metric"] for d in delta["deltas"]]}))
+'''
+
+
+def test_the_measurement_validates_against_its_schema_and_an_old_consumer_reads_it(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    (root / "overlay-suite.json").write_text(json.dumps(SUITE), encoding="utf-8")
+    enable(root, roles=["curator"])
+    run = run_script(root, [ACCEPTED["alias"]])
+    rerun = run_script(root, [ACCEPTED["alias"]])  # answered from the cache: the stability half
+    bench = docbridge_json("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
+    for payload in (run, rerun, bench):
+        assert_valid(payload, MEASUREMENT)
+    paths = []
+    for name, payload in (("run", run), ("rerun", rerun), ("bench", bench)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(payload), encoding="utf-8")
+    read = subprocess.run([sys.executable, "-c", OLD_CONSUMER, *map(str, paths)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert read.returncode == 0, read.stderr
+    # `persistence-layer` finds docs/storage.md only through the accepted alias (the suite's case "alias")
+    assert json.loads(read.stdout)["gained"] == ["alias"]
+    # what breaks the contract is refused: a stats object without the reference's byte counts, a regression
+    # reported as an improvement
+    assert_invalid({"stats": {k: v for k, v in run["stats"].items() if k != "inputBytes"}}, MEASUREMENT)
+    assert_invalid({"overlayDelta": {**bench["overlayDelta"], "regression": True}}, MEASUREMENT)
