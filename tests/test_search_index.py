@@ -143,3 +143,28 @@ def test_a_new_analyzer_version_rebuilds(acme_index: Path) -> None:
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["index"]["source"] != "current"
+
+
+def test_a_build_in_progress_elsewhere_is_left_alone_and_an_abandoned_one_removed(acme_index: Path) -> None:
+    """The editor's server and a command line may build the index at the same time: a build never removes
+    another process's build in progress (it would fail it), only one nobody has touched for a long time."""
+    base = acme_index / ".docbridge" / "index"
+    base.mkdir(parents=True)
+    in_progress, abandoned = base / ".lexical-other.tmp", base / ".lexical-dead.tmp"
+    for folder in (in_progress, abandoned):
+        folder.mkdir()
+        (folder / "meta.json").write_text("{}", encoding="utf-8")
+    os.utime(abandoned, (HOUR_AGO, HOUR_AGO))
+    assert search(acme_index, "createInvoice")["index"]["source"] == "built"
+    assert in_progress.is_dir() and not abandoned.exists()
+
+
+def test_searches_started_together_on_a_tree_without_an_index_all_answer(acme_index: Path) -> None:
+    command = [sys.executable, "-m", "docbridge", "search", "how is sales tax calculated", "--root", str(acme_index),
+               "--json"]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    answers = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0, 0], [err[-1500:] for _, err in answers]
+    first = [json.loads(out)["results"] for out, _ in answers]
+    assert all(results == first[0] for results in first)
+    assert search(acme_index, "how is sales tax calculated")["index"]["source"] == "current"

@@ -7,6 +7,10 @@ instead of scanning, resolving and indexing the repository again.
   projection); `edges.json`, each entry's edges as one packed line;
   `vocabulary.json`, its words (for typo correction); `masks.json`, which fields of each entry hold each
   token. Built in a temporary directory and renamed into place; the name carries the projection's hash.
+  Several processes may build at once (the editor's server and a command line): a build another process has
+  in progress is never removed (only one untouched for `ABANDONED_BUILD_S`), an index another process has just
+  put in place is kept for `SUPERSEDED_KEEP_S` (a reader may be opening it), and when two builds of one
+  projection race, the one already in place stands.
 - `manifest.json` (sealed): the versions it was built with, the input fingerprint, the SHA-256 of the sealed
   projection it indexes, the lexical directory with the SHA-256 of each of its files, and a stamp of the
   tree.
@@ -39,6 +43,8 @@ from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, open_regular, read
 MANIFEST_KIND = "search-index"
 STORE_VERSION = 1
 CONFIG_FILE = "doc-bridge.config.json"  # the configuration's name (engine.base.config, not imported on this path)
+ABANDONED_BUILD_S = 900  # a temporary build untouched this long belongs to a process that died
+SUPERSEDED_KEEP_S = 60  # an index replaced by a newer one is removed once no reader can still be opening it
 
 
 def index_dir(root: Path) -> Path:
@@ -276,7 +282,6 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
     import tempfile
 
     from docbridge.engine.artifacts.snapshot_file import projection_for
-    from docbridge.engine.retrieval.lexical import LexicalIndex
     from docbridge.engine.retrieval.rank import Retriever
     projection, reused = projection_for(workspace)
     if not workspace.use_cache:
@@ -311,43 +316,78 @@ def retriever_for(workspace: Any, scan_started_ns: int) -> Any:
         retriever.reused = reused
         return retriever
     try:
-        index = LexicalIndex(projection.entries, projection.weights, path=building)
-        write_atomic(building / "vocabulary.json", json.dumps(index.vocabulary(), ensure_ascii=False).encode())
-        write_atomic(building / "masks.json", json.dumps(index.packed_masks(), ensure_ascii=False).encode())
-        lean = [e.to_json() for e in projection.entries]
-        for entry in lean:
-            entry["fields"] = {}  # the index and masks.json hold what ranking reads of them
-            entry["graph"]["edges"] = []  # edges.json holds them, read per entry
-            # what ranking does not read (handoffs and lookups read the full projection)
-            entry["graph"]["covered_by"], entry["graph"]["mentioned_by"] = [], []
-            if set(entry["declared_symbols"]) == set(entry["symbols"]):
-                del entry["declared_symbols"]  # read back as every symbol
-        write_atomic(building / "edges.json", json.dumps(
-            ["\n".join("\t".join((e.kind, e.other, e.direction, e.confidence)) for e in entry.edges)
-             for entry in projection.entries], ensure_ascii=False).encode())
-        write_atomic(building / "entries.json", json.dumps({"header": projection.header(), "entries": lean},
-                                                           ensure_ascii=False, separators=(",", ":")).encode())
-        del index  # tantivy holds files open until the index object goes
-        target = base / name
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(building, target)
+        target = _build(root, building, base / name, projection)
+        files = {p.name: sha256_bytes(p.read_bytes()) for p in sorted(target.iterdir())
+                 if p.is_file() and not p.name.endswith(".lock")}
+    except (OSError, ValueError):  # the disk, or tantivy on a folder that went away: answer from memory
+        shutil.rmtree(building, ignore_errors=True)
+        retriever = Retriever(projection)
+        retriever.reused = reused
+        return retriever
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    files = {p.name: sha256_bytes(p.read_bytes()) for p in sorted(target.iterdir())
-             if p.is_file() and not p.name.endswith(".lock")}
     _write_manifest(root, {"versions": _versions(), "fingerprint": fingerprint, "projection": seal,
                            "lexical": {"directory": name, "files": files},
                            "stamp": tree_stamp(workspace, scan_started_ns)})
-    for stale in base.iterdir():  # earlier indexes, and builds that never finished
-        if stale.is_dir() and stale.name != name and stale.name.startswith(("lexical-", ".lexical-")):
-            shutil.rmtree(stale, ignore_errors=True)
+    _remove_stale(base, name)
     retriever = _open(root, _manifest(root) or {}, projection, seal)
     if retriever is None:  # written but not readable back (a full disk, say): answer from memory
         retriever = Retriever(projection)
     retriever.reused, retriever.source = reused, "built"
     return retriever
+
+
+def _build(root: Path, building: Path, target: Path, projection: Any) -> Path:
+    """The lexical index of `projection` written in `building`, then put in place as `target` (returned)."""
+    import shutil
+
+    from docbridge.engine.retrieval.lexical import LexicalIndex
+    index = LexicalIndex(projection.entries, projection.weights, path=building)
+    write_atomic(building / "vocabulary.json", json.dumps(index.vocabulary(), ensure_ascii=False).encode())
+    write_atomic(building / "masks.json", json.dumps(index.packed_masks(), ensure_ascii=False).encode())
+    lean = [e.to_json() for e in projection.entries]
+    for entry in lean:
+        entry["fields"] = {}  # the index and masks.json hold what ranking reads of them
+        entry["graph"]["edges"] = []  # edges.json holds them, read per entry
+        # what ranking does not read (handoffs and lookups read the full projection)
+        entry["graph"]["covered_by"], entry["graph"]["mentioned_by"] = [], []
+        if set(entry["declared_symbols"]) == set(entry["symbols"]):
+            del entry["declared_symbols"]  # read back as every symbol
+    write_atomic(building / "edges.json", json.dumps(
+        ["\n".join("\t".join((e.kind, e.other, e.direction, e.confidence)) for e in entry.edges)
+         for entry in projection.entries], ensure_ascii=False).encode())
+    write_atomic(building / "entries.json", json.dumps({"header": projection.header(), "entries": lean},
+                                                       ensure_ascii=False, separators=(",", ":")).encode())
+    del index  # tantivy holds files open until the index object goes
+    if target.exists():  # a broken one, or one another process built from the same projection meanwhile
+        lexical = (_manifest(root) or {}).get("lexical") or {}
+        if lexical.get("directory") == target.name and _lexical_ok(target, lexical.get("files") or {}):
+            shutil.rmtree(building, ignore_errors=True)  # verified by the other process's manifest: it stands
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.replace(building, target)
+    except OSError:
+        if not (target / "entries.json").is_file():
+            raise
+        shutil.rmtree(building, ignore_errors=True)  # the other process's rename came first
+    return target
+
+
+def _remove_stale(base: Path, current: str) -> None:
+    """Earlier indexes, and builds that never finished: never a build in progress, nor an index another
+    process may be opening."""
+    import shutil
+    now = time.time()
+    for stale in base.iterdir():
+        if not stale.is_dir() or stale.name == current:
+            continue
+        keep = ABANDONED_BUILD_S if stale.name.startswith(".lexical-") else SUPERSEDED_KEEP_S
+        if stale.name.startswith(("lexical-", ".lexical-")):
+            with contextlib.suppress(OSError):
+                if now - stale.stat().st_mtime >= keep:
+                    shutil.rmtree(stale, ignore_errors=True)
 
 
 def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
