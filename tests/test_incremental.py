@@ -13,6 +13,7 @@ from typing import Any
 
 from conftest import copy_fixture, docbridge, docbridge_json
 from docbridge.engine.workspace import Workspace
+from support.incremental import edit_and_rescan
 
 
 def _without_reuse(snapshot: Any) -> dict[str, Any]:
@@ -168,16 +169,7 @@ def test_incremental_updates_equal_a_fresh_scan_of_the_edited_tree(tmp_path: Pat
     rng = random.Random(20261129)
     for step in range(60):
         path, text = _random_edit(rng, root, ws, step)
-        target = root / path
-        if text is None:
-            target.unlink()
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-        # the editor sends the buffer text; a deleted file is re-read from disk (gone)
-        ws.update(path, text)
-        fresh = Workspace(root, use_cache=False)
-        fresh.scan()
+        fresh = edit_and_rescan(ws, root, path, text)
         incremental, scratch = _without_reuse(ws.snapshot()), _without_reuse(fresh.snapshot())
         if incremental != scratch:
             for key in ("entities", "relations", "coverage"):

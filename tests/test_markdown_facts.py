@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import BIN, docbridge, docbridge_json, make_repo
+from tests.support.incremental import edit_and_rescan
 
 CODE_FENCE = {"citationContext": "code-fence"}
 
@@ -228,14 +229,7 @@ def test_edits_keep_fenced_citations_equal_to_a_scan_from_nothing(acme: Path) ->
     ]
     seen = []
     for path, text in steps:
-        target = acme / path
-        if text is None:
-            target.unlink()
-        else:
-            target.write_text(text, encoding="utf-8")
-        ws.update(path, text)
-        fresh = Workspace(acme, use_cache=False)
-        fresh.scan()
+        fresh = edit_and_rescan(ws, acme, path, text)
         assert ws.snapshot().content_hash == fresh.snapshot().content_hash, path
         seen.append(citations(ws))
     cookbook = "document:docs/cookbook.md"

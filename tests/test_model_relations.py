@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from conftest import copy_fixture, docbridge, docbridge_json, make_repo
 from docbridge.engine.workspace import Workspace
+from support.incremental import edit_and_rescan
 
 
 def snapshot_of(root: Path) -> dict[str, Any]:
@@ -104,14 +105,7 @@ def test_the_convention_is_kept_up_to_date_by_edits_as_a_fresh_scan_would_be(tmp
         ("packages/api/package.json", package_json("@shop/api", dependencies={"@shop/storefront": "1"})),
     ]
     for path, text in edits:
-        target = root / path
-        if text is None:
-            target.unlink()
-        else:
-            target.write_text(text, encoding="utf-8")
-        ws.update(path, text)
-        fresh = Workspace(root, use_cache=False)
-        fresh.scan()
+        fresh = edit_and_rescan(ws, root, path, text)
         assert ws.snapshot().content_hash == fresh.snapshot().content_hash, path
     final = ws.snapshot()
     assert {(r.source, r.target) for r in final.relations if r.kind in ("covers", "depends-on")} == {
