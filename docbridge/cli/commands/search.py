@@ -49,9 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from docbridge.cli.hybrid import hybrid_configured
     root = root_dir(args.root)
-    if not args.no_hybrid and (args.hybrid or hybrid_configured(root)):
-        return hybrid_search(args, root)
-    return lexical_search(args, root)
+    return ranked_search(args, root, hybrid=not args.no_hybrid and (args.hybrid or hybrid_configured(root)))
 
 
 def parse_kinds(values: list[str] | None) -> list[str] | None:
@@ -65,49 +63,31 @@ def parse_kinds(values: list[str] | None) -> list[str] | None:
     return kinds
 
 
-def lexical_search(args: argparse.Namespace, root: Path) -> int:
-    from docbridge.engine.base.lexicon import tokens
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1.")
-    kinds = parse_kinds(args.kinds)
-    if args.agent:
-        _, retriever = open_retriever(root, use_cache=not args.no_cache)
-        return agent_search(args, root, retriever)
-    _, retriever = open_retriever(root, use_cache=not args.no_cache, progress=not args.json)
-    results = retriever.search(args.query, args.limit, kinds=kinds)
-    if args.json:
-        payload = {"query": args.query, "terms": results[0].terms if results else tokens(args.query, unique=True),
-                   "index": {"entries": len(retriever.entries), "reused": retriever.reused,
-                             "source": retriever.source},
-                   "results": [r.to_json(explain=args.explain) for r in results]}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        sys.stdout.write(render_search_text(args.query, results, args.explain))
-    return EXIT_OK
-
-
-def hybrid_search(args: argparse.Namespace, root: Path) -> int:
-    from docbridge.cli.hybrid import hybrid_retriever
+def ranked_search(args: argparse.Namespace, root: Path, hybrid: bool) -> int:
+    """The ranked list (text or JSON), or with `--agent` the bounded payload; `hybrid` fuses the semantic
+    index into the lexical ranking."""
     from docbridge.engine.base.lexicon import tokens
     if args.limit < 1:
         raise UsageError("--limit must be at least 1.")
     kinds = parse_kinds(args.kinds)
     workspace, lexical = open_retriever(root, use_cache=not args.no_cache, progress=not (args.json or args.agent))
-    retriever = hybrid_retriever(root, lexical, workspace)
+    retriever = lexical
+    if hybrid:
+        from docbridge.cli.hybrid import hybrid_retriever
+        retriever = hybrid_retriever(root, lexical, workspace)
     if args.agent:
         return agent_search(args, root, retriever)
     results = retriever.search(args.query, args.limit, kinds=kinds)
     if args.json:
         payload = {"query": args.query, "terms": results[0].terms if results else tokens(args.query, unique=True),
-                   "index": {"entries": len(lexical.entries), "reused": lexical.reused, "source": lexical.source},
-                   "semantic": retriever.status.to_json(),
-                   "results": [r.to_json(explain=args.explain) for r in results]}
+                   "index": {"entries": len(lexical.entries), "reused": lexical.reused, "source": lexical.source}}
+        if hybrid:
+            payload["semantic"] = retriever.status.to_json()
+        payload["results"] = [r.to_json(explain=args.explain) for r in results]
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        text = render_search_text(args.query, results, args.explain)
-        if args.explain:
-            text = with_fusion(text, results)
-        sys.stdout.write(text)
+        return EXIT_OK
+    text = render_search_text(args.query, results, args.explain)
+    sys.stdout.write(with_fusion(text, results) if hybrid and args.explain else text)
     return EXIT_OK
 
 
