@@ -177,7 +177,8 @@ def test_search_text_output(tmp_path: Path) -> None:
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines[0].startswith("Query: createInvoice (")
-    assert lines[1].startswith(" 1. [module] module:src/billing/invoice.ts  score=")
+    assert lines[1] == "Reading: a name (symbol or path)"
+    assert lines[2].startswith(" 1. [module] module:src/billing/invoice.ts  score=")
     assert any(line.strip().startswith("why:") and "exactSymbol=150" in line for line in lines)
 
 

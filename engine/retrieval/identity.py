@@ -80,6 +80,8 @@ def candidates(index: Retriever, shape: QueryShape) -> set[int]:
     if "/" in whole:  # named by the query's last segments
         tail = "/" + whole
         found.update(i for i, path in enumerate(index.paths) if path.endswith(tail))
+    if shape.file_name:  # a file name with its extension: the files of that name
+        found.update(i for i in index.by_base.get(file_base(whole), ()) if index.paths[i].rsplit("/", 1)[-1] == whole)
     if shape.naming:
         for token in shape.words:
             found.update(index.by_identifier.get(token, ()))
@@ -122,6 +124,8 @@ def _whole(index: Retriever, components: dict[str, float], entry: Entry, at: int
         components["exactId"] += ID
     if path == whole:
         components["exactPath"] += PATH
+    elif base is not None and shape.file_name and path.rsplit("/", 1)[-1] == whole:
+        components["exactPath"] += PATH  # its file name, extension and all
     elif base is not None and base == whole:
         # a page named after an identifier comes after the identifier's declaration
         named_page = entry.kind == DOCUMENT and shape.identifier

@@ -33,6 +33,10 @@ DECLARED_PAGE_FACTOR = 0.8
 DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
 DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 TASK_PAGE = 1.2  # a page, for "how do I…" / "how to…": guides walk through tasks
+# a page, for a question about where something is done in the code: where it says so ("in the code", "which
+# file", "no código"), a page is not an answer; where only its verb says so ("where are X created"), less likely one
+LOCATION_PAGE = {True: 0.5, False: 0.75}
+EXCLUDED_NAMED = 0.5  # an entry named after a word the query excludes
 AUDIENCE_FIT = 25.0
 ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
 
@@ -156,7 +160,7 @@ PRIORS: tuple[Prior, ...] = (
           "the answers", "a change route, for a query that asks no change", given=lambda q: not q.asks_change),
     Prior("module-for-name", (MODULE,), lambda s: True, 1.15,
           "a symbol or a path names code: the module is the thing named",
-          "a module, for a symbol- or path-shaped query", given=lambda q: q.form == "name"),
+          "a module, for a symbol- or path-shaped query", given=lambda q: q.form == "name" and not q.file_name),
     Prior("page-for-declared-name", (DOCUMENT,), lambda s: True, DECLARED_PAGE_FACTOR,
           "a name a module declares is answered by its declaration; pages about it (even one named after it) "
           "follow", DECLARED_PAGE_WHY, given=lambda q: q.form == "name" and q.declared),
@@ -164,6 +168,14 @@ PRIORS: tuple[Prior, ...] = (
           1.3, "how something works is answered by the code that declares the mechanism",
           "a module that declares code, for a question about how something is implemented",
           given=lambda q: q.form == "implementation"),
+    Prior("page-for-location", (DOCUMENT,), lambda s: True, lambda s: LOCATION_PAGE[s.shape.says_code],
+          "a question about where in the code something is or happens is answered by the code that does it: a page "
+          "about the topic is not where it happens",
+          "a page, for a question about where in the code", given=lambda q: q.asks_location),
+    Prior("named-after-excluded", ANY, lambda s: bool(s.index.lexical.titled(s.at, list(s.shape.excluded_terms))),
+          EXCLUDED_NAMED, "a word the question excludes (without X, sem X) is not its subject: an entry named after "
+          "it answers another question", "its title or path holds a word the question excludes",
+          given=lambda q: bool(q.excluded_terms)),
     Prior("document-for-sentence", (DOCUMENT,), lambda s: True, 1.15,
           "a sentence asks for an explanation, which documents give",
           "a document, for a sentence", given=lambda q: q.form == "sentence"),

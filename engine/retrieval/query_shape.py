@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
@@ -104,6 +104,34 @@ class QueryShape:
     form: str  # "name", "implementation", "sentence", "phrase" or "": which decides between a module and a page
     file_words: tuple[str, ...] = ()  # an implementation question's words that may name a module's file
     declared: bool = False  # the index: a module outside tests and examples declares the name the query is
+    asks_location: bool = False  # where in the code something is or happens ("which file…", "where are X created")
+    says_code: bool = False  # ...and it says so ("in the code", "which file", "no código"), not only by its verb
+    excluded: tuple[str, ...] = ()  # the words an exclusion governs ("without X", "sem X"), as written, folded
+    excluded_terms: frozenset[str] = frozenset()  # their tokens, and their glossary readings' (`cobertura`: coverage)
+    file_name: bool = False  # one word that is a file name with its extension (build.md)
+
+    def intents(self) -> list[str]:
+        """The reading `--explain` shows: what kind of answer the query asks for, in words."""
+        found = []
+        if self.file_name:
+            found.append("a file name")
+        elif self.form == "name":
+            found.append("a name (symbol or path)")
+        if self.asks_location:
+            found.append("where in the code")
+        elif self.asks_implementation:
+            found.append("how code works")
+        if self.asks_task:
+            found.append("how to do something")
+        if self.routing:
+            found.append("who owns it / where to edit")
+        if self.kinds_named:
+            found.append("a " + "/".join(sorted(self.kinds_named)))
+        if self.excluded:
+            found.append("excluding " + ", ".join(self.excluded))
+        if not found and self.form in ("sentence", "phrase"):
+            found.append("a topic")
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,21 +151,41 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
     """Read a query (whose tokens are `terms`) for ranking."""
     stripped = query.strip()
     said = raw_tokens(query)
-    one_word = len(said) == 1
+    file_name = " " not in stripped and "/" not in stripped and bool(pattern("file_name").match(stripped))
+    if file_name and len(said) > 1:
+        # a file name names one thing: its extension says which kind of file, not a word of what it is about
+        extension = said.pop()
+        terms = [t for t in terms if t not in tokens(extension)] or terms
+    excluded, markers = exclusions(query)
+    if excluded:
+        # the words an exclusion governs are not the question's subject, nor are the words that mark it
+        said = [w for w in said if fold(w) not in excluded and fold(w) not in markers] or said
+        dropped = set(tokens(" ".join([*excluded, *markers])))
+        terms = [t for t in terms if t not in dropped] or terms
+    one_word = len(said) == 1 or file_name
     path_shaped = bool(pattern("path").search(stripped))
     code_shaped = one_word and bool(pattern("symbol").search(stripped) or path_shaped)
     # an identifier or a path names a thing: it is not read through the glossary
     readings = [] if code_shaped else translations(query)
+    excluded_readings = [r.target for r in readings if fold(r.source) in excluded]
+    excluded_terms = frozenset(tokens(" ".join([*excluded, *excluded_readings])))
+    readings = [r for r in readings if fold(r.source) not in excluded]
     routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped))
-    answer: set[str] = set()  # the tokens that say what kind of answer is wanted
-    if routing or pattern("asking").match(stripped):
-        words = vocabulary().words
-        answer_words = (words["routing"] | words["implement"]) if routing else words["implement"]
-        answer = set(tokens(" ".join(w for w in said if fold(w) in answer_words)))
-        if any(t not in answer for t in terms):
-            # they set the priors and are not matched as text, and neither are their readings (`change`:
-            # `mudança`, `package`: `pacote`)
-            readings = [r for r in readings if not all(fold(w) in answer_words for w in raw_tokens(r.source))]
+    says_code = bool(pattern("location").search(fold(stripped)))
+    location = says_code or bool(pattern("location_verb").search(fold(stripped)))
+    words = vocabulary().words
+    answer_words: frozenset[str] = frozenset()  # the words that say what kind of answer is wanted
+    if routing:
+        answer_words = words["routing"] | words["implement"]
+    elif pattern("asking").match(stripped):
+        answer_words = words["implement"]
+    if location:  # "which file…", "no código": the answer is code, whatever it is about
+        answer_words |= words["location"]
+    answer = set(tokens(" ".join(w for w in said if fold(w) in answer_words)))
+    if answer and any(t not in answer for t in terms):
+        # they set the priors and are not matched as text, and neither are their readings (`change`: `mudança`,
+        # `package`: `pacote`)
+        readings = [r for r in readings if not all(fold(w) in answer_words for w in raw_tokens(r.source))]
     translated = {r.source: r.target for r in readings}
     added: dict[str, float] = {}
     for reading in readings:
@@ -150,7 +198,36 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
     shape = shape_of(query, said, routing=routing, code_shaped=code_shaped, path_shaped=path_shaped)
+    if location or excluded or file_name:
+        file_words = shape.file_words or (content_words(shape.words) if location else ())
+        if location:  # code is named in English: a reading of the question's word may be the file's name
+            file_words += content_words(tuple(singularize(fold(w)) for r in readings if r.how == "pt-en"
+                                              for w in raw_tokens(r.target)))
+        file_words = tuple(w for w in dict.fromkeys(file_words) if w not in answer_words)
+        # a file name names one file: its words are not names on their own (mutations.md is not `Mutation`)
+        shape = replace(shape, asks_location=location, says_code=says_code, excluded=tuple(excluded),
+                        excluded_terms=excluded_terms, file_name=file_name, file_words=file_words,
+                        naming=shape.naming and not file_name,
+                        form="implementation" if location and shape.form != "name" else shape.form)
     return QueryReading(shape, said, terms, added, set(tokens(" ".join(translated))), translated)
+
+
+def exclusions(query: str) -> tuple[list[str], set[str]]:
+    """The words the query's exclusions govern ("without X", "sem o X": the first word after the marker that
+    is not a stopword), folded, and the marker words themselves."""
+    folded = fold(query)
+    excluded: list[str] = []
+    markers: set[str] = set()
+    for match in pattern("negation").finditer(folded):
+        markers.update(raw_tokens(match.group(0)))
+        following = next((w for w in raw_tokens(folded[match.end():]) if w not in STOPWORDS), None)
+        if following is not None and following not in excluded:
+            excluded.append(following)
+    return excluded, markers
+
+
+def content_words(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS)
 
 
 def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, path_shaped: bool) -> QueryShape:
@@ -177,8 +254,7 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
         kinds_named=frozenset(k for w in said for k in kinds.get(fold(w), ())),
         sentence=sentence, phrase=phrase, compounds=compounds(said),
         form=form(code_shaped, implementation, sentence, phrase),
-        file_words=tuple(w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS)
-        if implementation else ())
+        file_words=content_words(words) if implementation else ())
 
 
 def form(code_shaped: bool, implementation: bool, sentence: bool, phrase: bool) -> str:

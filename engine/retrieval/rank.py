@@ -97,6 +97,7 @@ class Result:
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings of the query
     complete: Any = None  # adds the body's matches to `matched` when they are first shown
     fusion: dict[str, Any] | None = None  # hybrid search: both ranks, the fused score, the best chunk
+    reading: list[str] = field(default_factory=list)  # what kind of answer the query was read as asking for
 
     def matches(self) -> dict[str, list[str]]:
         """The query terms each field holds, the body's included (worked out when first asked)."""
@@ -119,7 +120,7 @@ class Result:
         if self.also_in:
             out["alsoIn"] = self.also_in
         if explain:
-            out["explain"] = {"terms": self.terms, "matched": self.matches(),
+            out["explain"] = {"terms": self.terms, "reading": self.reading, "matched": self.matches(),
                               "components": {k: round(v, 6) for k, v in self.components.items()},
                               **({"reasons": self.reasons} if self.reasons else {}),
                               **({"translated": self.translated} if self.translated else {}),
@@ -375,7 +376,7 @@ class Retriever:
         if score <= 0:
             return None
         return Result(entry, score, components, {}, confidence, via, terms, corrected, reasons,
-                      translated=reading.translated)
+                      translated=reading.translated, reading=reading.shape.intents())
 
     def _finish(self, results: list[Result], terms: list[str], limit: int, kinds: list[str] | None,
                 floor: float) -> list[Result]:

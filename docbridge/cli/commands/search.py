@@ -106,6 +106,8 @@ def agent_search(args: argparse.Namespace, root: Path, retriever: Any) -> int:
 def render_search_text(query: str, results: list[Any], explain: bool) -> str:
     lines = [f"Query: {query} ({len(results)} result{'s' if len(results) != 1 else ''})"]
     if explain and results:
+        if results[0].reading:
+            lines.append("Reading: " + "; ".join(results[0].reading))
         readings = [f"{source} → {target}" for source, target in results[0].translated.items()]
         readings += [f"{typo} → {word} (closest indexed word)" for typo, word in results[0].corrected.items()]
         if readings:

@@ -1,0 +1,74 @@
+"""What kind of answer a query asks for, read before ranking (engine/data/query-shape.toml): where in the code,
+in English and Portuguese; an exclusion ("without X", "sem X"); one file name with its extension. Each through
+the command line on the acme fixture, whose files decide the expected answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import copy_fixture, docbridge, docbridge_json
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_fixture("acme", tmp_path_factory.mktemp("intent"))
+
+
+def search(root: Path, query: str, limit: int = 5) -> dict[str, Any]:
+    return docbridge_json("search", query, "--root", str(root), "--json", "--explain", "--limit", str(limit))
+
+
+def paths(payload: dict[str, Any]) -> list[str]:
+    return [r["path"] for r in payload["results"]]
+
+
+@pytest.mark.parametrize("query", [
+    "where are invoices created",  # only the verb says code: invoice.ts creates them, the guides explain them
+    "which file creates invoices",
+    "onde são criadas as faturas",  # the Portuguese guide (docs/guias/faturamento.md) says `faturas` itself
+    "onde ficam as faturas no código",
+])
+def test_a_question_about_where_in_the_code_is_answered_by_the_module(acme: Path, query: str) -> None:
+    payload = search(acme, query)
+    assert paths(payload)[0] == "src/billing/invoice.ts"
+    assert "where in the code" in payload["results"][0]["explain"]["reading"]
+    pages = [r for r in payload["results"] if r["kind"] == "document"]
+    assert pages and all(any("a page, for a question about where in the code" in reason
+                             for reason in r["explain"]["reasons"]) for r in pages)
+
+
+def test_a_topic_question_keeps_its_pages(acme: Path) -> None:
+    # the same words without asking where in the code: the guides are not lowered
+    payload = search(acme, "invoices and faturas")
+    assert "where in the code" not in payload["results"][0]["explain"]["reading"]
+    assert not any("where in the code" in reason for r in payload["results"] for reason in r["explain"]["reasons"])
+
+
+@pytest.mark.parametrize(("query", "excluded"), [("email without sms", "sms"), ("email sem sms", "sms")])
+def test_an_excluded_word_is_not_matched_and_lowers_what_is_named_after_it(acme: Path, query: str,
+                                                                          excluded: str) -> None:
+    assert paths(search(acme, "email sms"))[0] == "src/notifications/sms.ts"  # said plainly, sms.ts leads
+    payload = search(acme, query)
+    assert paths(payload)[0] == "src/notifications/email.ts"
+    first = payload["results"][0]["explain"]
+    assert f"excluding {excluded}" in first["reading"] and excluded not in first["terms"]
+    lowered = [r for r in payload["results"] if r["path"] == "src/notifications/sms.ts"]
+    for result in lowered:  # kept only as a neighbour, never for the excluded word
+        assert "its title or path holds a word the question excludes" in " ".join(result["explain"]["reasons"])
+
+
+def test_a_file_name_with_its_extension_names_that_file(acme: Path) -> None:
+    payload = search(acme, "storage.md")
+    assert paths(payload)[0] == "docs/storage.md"  # not the storage area, nor a module of it
+    assert payload["results"][0]["explain"]["reading"] == ["a file name"]
+    assert "md" not in payload["results"][0]["explain"]["terms"]  # the extension is not a word of the query
+    assert paths(search(acme, "tokens.ts"))[0] == "src/auth/tokens.ts"
+
+
+def test_the_reading_is_shown_by_explain_in_text(acme: Path) -> None:
+    result = docbridge("search", "onde ficam as faturas no código", "--root", str(acme), "--explain")
+    assert result.returncode == 0, result.stderr
+    reading = next(line for line in result.stdout.splitlines() if line.startswith("Reading: "))
+    assert "where in the code" in reading
