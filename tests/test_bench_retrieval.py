@@ -25,7 +25,8 @@ def test_committed_suites_meet_the_bar_and_pass_their_baseline(fixture: str, tmp
     assert set(report["byKind"]) == {"symbol", "path", "question", "ownership"}
     assert set(report["byLang"]) == {"en", "pt"}
     assert [c["id"] for c in report["cases"]] == [c["id"] for c in suite["cases"]]
-    assert all(set(c) == {"id", "rank", "top", "tokensToFirstEvidence"} for c in report["cases"])
+    assert all(set(c) == {"id", "split", "rank", "top", "tokensToFirstEvidence"} for c in report["cases"])
+    assert set(report["bySplit"]) == {c.get("metadata", {}).get("split", "tune") for c in suite["cases"]}
     spent = metrics["tokensToFirstEvidence"]
     assert 0 < spent["median"] <= spent["p75"]
     never = [c for c in report["cases"] if c["tokensToFirstEvidence"] is None]

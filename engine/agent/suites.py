@@ -61,6 +61,9 @@ def _suite_hash(suite: dict[str, Any]) -> str:
     return canonical_hash(suite)
 
 
+HELD_OUT = "heldout"  # metadata.split of the cases a suite keeps back: reported, never tuned on
+
+
 def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None = None,
                         counter: TokenCounter = APPROXIMATE) -> dict[str, Any]:
     """Rank every case; rank = 1-based position of the first result whose id or path is a target (top 10).
@@ -68,8 +71,12 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
     with `counter` (the characters / 4 estimate unless the exact counter is asked for)."""
     cases = []
     reader = _Reader(root, counter) if root is not None else None
+    known = {e.id for e in retriever.entries} | {e.path for e in retriever.entries}
+    unreachable: dict[str, list[str]] = {}
     for case in suite["cases"]:
         targets = {t.strip().removeprefix("./").rstrip("/") for t in case["expected"]["anyOf"]}
+        if not targets & known:  # no expected answer is an entry of the index: no ranking can find it
+            unreachable[case["id"]] = sorted(targets)
         results = retriever.search(case["input"], 20)
         rank = next((i for i, r in enumerate(results[:10], start=1)
                      if r.entry.id in targets or r.entry.path in targets), None)
@@ -78,18 +85,20 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
         context = len(json.dumps(top, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         metadata = case.get("metadata") or {}
         row = {"id": case["id"], "input": case["input"], "kind": metadata.get("kind", "unknown"),
-               "lang": metadata.get("lang", "unknown"), "rank": rank, "results": len(results),
+               "lang": metadata.get("lang", "unknown"), "split": metadata.get("split", "tune"), "rank": rank,
+               "results": len(results),
                "top": [r.entry.id for r in results[:3]], "contextBytes": context}
         if counter is not APPROXIMATE:
             row["contextTokens"] = counter.count(json.dumps(top, separators=(",", ":"), ensure_ascii=False))
         if reader is not None:
             row["tokensToFirstEvidence"] = _first_evidence(retriever, reader, case["input"], targets)
         cases.append(row)
-    keys = ("id", "rank", "top") + (("tokensToFirstEvidence",) if reader is not None else ())
+    keys = ("id", "split", "rank", "top") + (("tokensToFirstEvidence",) if reader is not None else ())
     return {"suite": {"name": suite.get("name", ""), "caseCount": len(cases), "contentHash": _suite_hash(suite)},
             "metrics": _metrics(cases, counter), "byKind": _grouped(cases, "kind", counter),
-            "byLang": _grouped(cases, "lang", counter),
+            "byLang": _grouped(cases, "lang", counter), "bySplit": _grouped(cases, "split", counter),
             "cases": [{k: c[k] for k in keys} for c in cases],
+            **({"unreachable": unreachable} if unreachable else {}),
             "_cases": cases}
 
 
@@ -254,15 +263,20 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
         return line
 
     lines.append(row("all", result["metrics"]))
-    for group in ("byKind", "byLang"):
-        for name, metrics in result[group].items():
+    for group in ("byKind", "byLang", "bySplit"):
+        for name, metrics in result.get(group, {}).items():
             lines.append(row(f"{group[2:].lower()}:{name}", metrics))
-    misses = [c for c in result["cases"] if c["rank"] != 1]
+    held = {c["id"] for c in result["cases"] if c.get("split") == HELD_OUT}
+    misses = [c for c in result["cases"] if c["rank"] != 1 and c["id"] not in held]
     if misses:
         lines.append("")
         lines.append("Cases not ranked first:")
         for case in misses:
             lines.append(f"  {case['id']}: rank {case['rank'] or '-'}; top: {', '.join(case['top']) or 'nothing'}")
+    held_misses = sum(1 for c in result["cases"] if c["rank"] != 1 and c["id"] in held)
+    if held_misses:
+        lines.append(f"  and {held_misses} held-out case{'s' if held_misses != 1 else ''} (not listed: a held-out "
+                     "part is read only to report; --json has them)")
     if agent:
         lines.append("")
         method = result["metrics"].get("tokenMethod", "approximate")
@@ -270,6 +284,11 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
         lines.append(f"1st evidence: tokens an agent spends on `search --agent --context-budget {AGENT_BUDGET}` and "
                      f"on the wrong results it reads before the right one ({how}); never: no right result "
                      f"among the first {AGENT_MAX_FILES}.")
+    if result.get("unreachable"):
+        lines.append("")
+        lines.append("Expected answers that are not entries of the index (no ranking can find them; check the suite):")
+        for case, targets in result["unreachable"].items():
+            lines.append(f"  {case}: {', '.join(targets)}")
     comparison = result.get("comparison")
     if comparison:
         lines.append("")
