@@ -117,3 +117,29 @@ def test_invalid_suites_are_usage_errors(tmp_path: Path) -> None:
     assert result.returncode == 2 and "anyOf" in result.stderr
     shutil.copy(root / "retrieval-suite.json", tmp_path / "elsewhere.json")
     assert docbridge("bench", "retrieval", str(tmp_path / "elsewhere.json"), "--root", str(root)).returncode == 0
+
+
+def test_held_out_cases_are_reported_apart_and_suite_mistakes_are_named(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    case = {"kind": "question", "lang": "en"}
+    suite = {"version": 1, "name": "splits", "cases": [
+        {"id": "tuned", "input": "createInvoice", "expected": {"anyOf": ["src/billing/invoice.ts"]},
+         "metadata": {**case, "kind": "symbol"}},
+        {"id": "kept-back", "input": "who issues refunds", "expected": {"anyOf": ["src/storage/legacy-config.cjs"]},
+         "metadata": {**case, "split": "heldout"}},
+        # the answer's path says `session`: not a paraphrase
+        {"id": "says-the-name", "input": "where is the session kept", "expected": {"anyOf": ["src/auth/session.ts"]},
+         "metadata": {**case, "class": "paraphrase"}},
+        {"id": "no-such-file", "input": "payroll", "expected": {"anyOf": ["src/payroll.ts"]}, "metadata": case},
+    ]}
+    path = root / "splits-suite.json"
+    path.write_text(json.dumps(suite))
+    report = docbridge_json("bench", "retrieval", str(path), "--root", str(root), "--json")
+    assert set(report["bySplit"]) == {"tune", "heldout"} and report["bySplit"]["heldout"]["caseCount"] == 1
+    assert {c["id"]: c["split"] for c in report["cases"]}["kept-back"] == "heldout"
+    assert report["unreachable"] == {"no-such-file": ["src/payroll.ts"]}
+    assert report["paraphraseOverlap"] == {"says-the-name": ["session"]}
+    text = docbridge("bench", "retrieval", str(path), "--root", str(root)).stdout
+    assert "split:heldout" in text and "kept-back" not in text  # counted, never listed
+    assert "1 held-out case (not listed" in text
+    assert "no-such-file: src/payroll.ts" in text and "says-the-name: session" in text

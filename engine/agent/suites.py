@@ -73,10 +73,15 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
     reader = _Reader(root, counter) if root is not None else None
     known = {e.id for e in retriever.entries} | {e.path for e in retriever.entries}
     unreachable: dict[str, list[str]] = {}
+    overlapping: dict[str, list[str]] = {}  # paraphrase cases that share a word with their answer's name
     for case in suite["cases"]:
         targets = {t.strip().removeprefix("./").rstrip("/") for t in case["expected"]["anyOf"]}
         if not targets & known:  # no expected answer is an entry of the index: no ranking can find it
             unreachable[case["id"]] = sorted(targets)
+        if (case.get("metadata") or {}).get("class") == "paraphrase":
+            shared = _shared_words(case["input"], [e for e in retriever.entries if e.id in targets or e.path in targets])
+            if shared:
+                overlapping[case["id"]] = shared
         results = retriever.search(case["input"], 20)
         rank = next((i for i, r in enumerate(results[:10], start=1)
                      if r.entry.id in targets or r.entry.path in targets), None)
@@ -99,7 +104,17 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
             "byLang": _grouped(cases, "lang", counter), "bySplit": _grouped(cases, "split", counter),
             "cases": [{k: c[k] for k in keys} for c in cases],
             **({"unreachable": unreachable} if unreachable else {}),
+            **({"paraphraseOverlap": overlapping} if overlapping else {}),
             "_cases": cases}
+
+
+def _shared_words(question: str, answers: list[Any]) -> list[str]:
+    """The tokens a paraphrase case's question shares with its answers' paths and titles: a paraphrase shares
+    none (it describes the behaviour; the answer names the concept)."""
+    from docbridge.engine.base.lexicon import tokens
+    said = set(tokens(question))
+    named = {t for entry in answers for t in tokens(f"{entry.path} {entry.title}")}
+    return sorted(said & named)
 
 
 class _Reader:
@@ -289,6 +304,11 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
         lines.append("Expected answers that are not entries of the index (no ranking can find them; check the suite):")
         for case, targets in result["unreachable"].items():
             lines.append(f"  {case}: {', '.join(targets)}")
+    if result.get("paraphraseOverlap"):
+        lines.append("")
+        lines.append("Paraphrase cases that share a word with their answer's path or title (not paraphrases):")
+        for case, words in result["paraphraseOverlap"].items():
+            lines.append(f"  {case}: {', '.join(words)}")
     comparison = result.get("comparison")
     if comparison:
         lines.append("")
