@@ -33,6 +33,7 @@ DECLARED_PAGE_FACTOR = 0.8
 DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
 DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 TASK_PAGE = 1.2  # a page, for "how do I…" / "how to…": guides walk through tasks
+TASK_MODULE = 0.75  # a module, for the same
 # a page, for a question about where something is done in the code: where it says so ("in the code", "which
 # file", "no código"), a page is not an answer; where only its verb says so ("where are X created"), less likely one
 LOCATION_PAGE = {True: 0.5, False: 0.75}
@@ -168,6 +169,10 @@ PRIORS: tuple[Prior, ...] = (
           1.3, "how something works is answered by the code that declares the mechanism",
           "a module that declares code, for a question about how something is implemented",
           given=lambda q: q.form == "implementation"),
+    Prior("module-for-task", (MODULE,), lambda s: True, TASK_MODULE,
+          "instructions are written in pages: the module that implements a thing does not say how to use it",
+          "a module, for a question that asks how to do something",
+          given=lambda q: q.asks_task and not q.asks_location and q.form != "name"),
     Prior("page-for-location", (DOCUMENT,), lambda s: True, lambda s: LOCATION_PAGE[s.shape.says_code],
           "a question about where in the code something is or happens is answered by the code that does it: a page "
           "about the topic is not where it happens",

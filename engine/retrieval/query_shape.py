@@ -167,9 +167,10 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
     code_shaped = one_word and bool(pattern("symbol").search(stripped) or path_shaped)
     # an identifier or a path names a thing: it is not read through the glossary
     readings = [] if code_shaped else translations(query)
-    excluded_readings = [r.target for r in readings if fold(r.source) in excluded]
-    excluded_terms = frozenset(tokens(" ".join([*excluded, *excluded_readings])))
-    readings = [r for r in readings if fold(r.source) not in excluded]
+    excluded_tokens = set(tokens(" ".join(excluded)))
+    excluded_readings = [r for r in readings if excluded_tokens and set(tokens(r.source)) <= excluded_tokens]
+    excluded_terms = frozenset(tokens(" ".join([*excluded, *(r.target for r in excluded_readings)])))
+    readings = [r for r in readings if r not in excluded_readings]
     routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped))
     says_code = bool(pattern("location").search(fold(stripped)))
     location = says_code or bool(pattern("location_verb").search(fold(stripped)))
@@ -192,8 +193,10 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
         # one word of the query reads as one word's weight, shared by its alternatives, so a word with many
         # readings does not outweigh the words around it
         targets = tokens(reading.target, unique=True)
+        # ...and an abbreviation read from the phrase it stands for weighs what the phrase's words do
+        said_words = len(tokens(reading.source)) if reading.how == "abbreviation" else 1
         for token in targets:
-            added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] / len(targets))
+            added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] * said_words / len(targets))
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
@@ -220,7 +223,10 @@ def exclusions(query: str) -> tuple[list[str], set[str]]:
     markers: set[str] = set()
     for match in pattern("negation").finditer(folded):
         markers.update(raw_tokens(match.group(0)))
-        following = next((w for w in raw_tokens(folded[match.end():]) if w not in STOPWORDS), None)
+        # a word the query also says before the exclusion is its subject, not what it excludes
+        subject = set(tokens(folded[:match.start()]))
+        following = next((w for w in raw_tokens(folded[match.end():])
+                          if w not in STOPWORDS and not set(tokens(w)) <= subject), None)
         if following is not None and following not in excluded:
             excluded.append(following)
     return excluded, markers
