@@ -79,7 +79,8 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
         if not targets & known:  # no expected answer is an entry of the index: no ranking can find it
             unreachable[case["id"]] = sorted(targets)
         if (case.get("metadata") or {}).get("class") == "paraphrase":
-            shared = _shared_words(case["input"], [e for e in retriever.entries if e.id in targets or e.path in targets])
+            answers = [e for e in retriever.entries if e.id in targets or e.path in targets]
+            shared = _shared_words(case["input"], answers)
             if shared:
                 overlapping[case["id"]] = shared
         results = retriever.search(case["input"], 20)
