@@ -103,6 +103,13 @@ def test_updating_the_baseline_needs_an_approver_and_seals_it(tmp_path: Path) ->
     compared = docbridge_json("bench", "retrieval", str(root / "retrieval-suite.json"), "--baseline", str(target),
                               "--json")
     assert compared["comparison"]["status"] == "pass" and compared["comparison"]["deltas"]["hitAt1"] == 0
+    # without --baseline, a suite's baseline is the one named after it: another suite's is left alone
+    kept = (root / "retrieval-baseline.json").read_bytes()
+    shutil.copy(root / "retrieval-suite.json", root / "questions-suite.json")
+    written = docbridge_json("bench", "retrieval", str(root / "questions-suite.json"), "--update-baseline", "--by",
+                             "maintainers", "--json")
+    assert written["baseline"] == {"path": str(root / "questions-baseline.json"), "written": True}
+    assert (root / "retrieval-baseline.json").read_bytes() == kept
 
 
 def test_invalid_suites_are_usage_errors(tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def retrieval(args: argparse.Namespace) -> int:
         if args.update_baseline:
             if not args.by:
                 raise UsageError("--update-baseline needs --by NAME (who approves the new baseline).")
-            target = Path(args.baseline) if args.baseline else suite_path.with_name("retrieval-baseline.json")
+            target = Path(args.baseline) if args.baseline else baseline_beside(suite_path)
             baseline = suites.seal_baseline(result, args.by, args.reason)
             from docbridge.engine.base.cache import write_atomic
             write_atomic(target, (json.dumps(baseline, indent=2, sort_keys=True) + "\n").encode("utf-8"))
@@ -174,6 +174,13 @@ def retrieval(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(suites.render_retrieval_text(result))
     return status
+
+
+def baseline_beside(suite: Path) -> Path:
+    """The baseline a suite's is by default: NAME-suite.json's is NAME-baseline.json beside it (retrieval-suite.json:
+    retrieval-baseline.json), any other file's FILE-baseline.json."""
+    name = suite.name.removesuffix(".json").removesuffix("-suite")
+    return suite.with_name(f"{name}-baseline.json")
 
 
 def counter(method: str) -> Any:
