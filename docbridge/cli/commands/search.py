@@ -155,7 +155,8 @@ def with_fusion(text: str, results: list[Any]) -> str:
                 continue
             lexical = fusion["lexicalRank"] if fusion["lexicalRank"] is not None else "-"
             cosine = f"{fusion['cosine']:.3f}" if fusion["cosine"] is not None else "-"
-            out.append(f"    fused: {fusion['fused']:.6f} (lexical rank {lexical}, dense rank {fusion['denseRank']}, "
+            dense = fusion["denseRank"] if fusion["denseRank"] is not None else "- (no passages)"
+            out.append(f"    fused: {fusion['fused']:.6f} (lexical rank {lexical}, dense rank {dense}, "
                        f"cosine {cosine}{', kept in place: ' + fusion['pinned'] if fusion['pinned'] else ''})")
             chunk = fusion.get("bestChunk")
             if chunk:
