@@ -72,3 +72,26 @@ def test_the_reading_is_shown_by_explain_in_text(acme: Path) -> None:
     assert result.returncode == 0, result.stderr
     reading = next(line for line in result.stdout.splitlines() if line.startswith("Reading: "))
     assert "where in the code" in reading
+
+
+@pytest.mark.parametrize("query", [
+    "where is this documented",  # a page's verb: the answer may well be a page
+    "where is the need for speed",  # a noun ending in -ed
+    "onde é o estado global",  # a noun ending in -ado
+    "how to format code blocks in the code block",
+    "what file format is used",
+])
+def test_ordinary_questions_are_not_read_as_asking_for_code(acme: Path, query: str) -> None:
+    payload = search(acme, query)
+    assert all("where in the code" not in r["explain"]["reading"] for r in payload["results"])
+
+
+def test_a_name_shaped_like_a_file_that_no_file_has_is_read_as_words(acme: Path) -> None:
+    payload = search(acme, "Node.js")  # no file of that name in acme
+    assert payload["results"] and "a file name" not in payload["results"][0]["explain"]["reading"]
+    assert {"node", "js"} <= set(payload["results"][0]["explain"]["terms"])
+
+
+def test_an_exclusion_that_would_leave_nothing_is_not_one(acme: Path) -> None:
+    payload = search(acme, "sem config")
+    assert not any(part.startswith("excluding") for part in payload["results"][0]["explain"]["reading"])

@@ -109,6 +109,15 @@ def run_retrieval_suite(retriever: Any, suite: dict[str, Any], root: Path | None
             "_cases": cases}
 
 
+def _listed(found: dict[str, str], held: set[str]) -> list[str]:
+    """`case: detail` lines for the tuning cases; the held-out ones counted (their answers are not shown)."""
+    lines = [f"  {case}: {detail}" for case, detail in found.items() if case not in held]
+    hidden = sum(1 for case in found if case in held)
+    if hidden:
+        lines.append(f"  and {hidden} held-out case{'s' if hidden != 1 else ''} (--json has them)")
+    return lines
+
+
 def _shared_words(question: str, answers: list[Any]) -> list[str]:
     """The tokens a paraphrase case's question shares with its answers' paths and titles: a paraphrase shares
     none (it describes the behaviour; the answer names the concept)."""
@@ -284,15 +293,15 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
             lines.append(row(f"{group[2:].lower()}:{name}", metrics))
     held = {c["id"] for c in result["cases"] if c.get("split") == HELD_OUT}
     misses = [c for c in result["cases"] if c["rank"] != 1 and c["id"] not in held]
-    if misses:
+    held_misses = sum(1 for c in result["cases"] if c["rank"] != 1 and c["id"] in held)
+    if misses or held_misses:
         lines.append("")
         lines.append("Cases not ranked first:")
         for case in misses:
             lines.append(f"  {case['id']}: rank {case['rank'] or '-'}; top: {', '.join(case['top']) or 'nothing'}")
-    held_misses = sum(1 for c in result["cases"] if c["rank"] != 1 and c["id"] in held)
     if held_misses:
-        lines.append(f"  and {held_misses} held-out case{'s' if held_misses != 1 else ''} (not listed: a held-out "
-                     "part is read only to report; --json has them)")
+        lines.append(f"  {'and ' if misses else ''}{held_misses} held-out case{'s' if held_misses != 1 else ''} (not "
+                     "listed: a held-out part is read only to report; --json has them)")
     if agent:
         lines.append("")
         method = result["metrics"].get("tokenMethod", "approximate")
@@ -303,13 +312,11 @@ def render_retrieval_text(result: dict[str, Any]) -> str:
     if result.get("unreachable"):
         lines.append("")
         lines.append("Expected answers that are not entries of the index (no ranking can find them; check the suite):")
-        for case, targets in result["unreachable"].items():
-            lines.append(f"  {case}: {', '.join(targets)}")
+        lines.extend(_listed({case: ", ".join(targets) for case, targets in result["unreachable"].items()}, held))
     if result.get("paraphraseOverlap"):
         lines.append("")
         lines.append("Paraphrase cases that share a word with their answer's path or title (not paraphrases):")
-        for case, words in result["paraphraseOverlap"].items():
-            lines.append(f"  {case}: {', '.join(words)}")
+        lines.extend(_listed({case: ", ".join(words) for case, words in result["paraphraseOverlap"].items()}, held))
     comparison = result.get("comparison")
     if comparison:
         lines.append("")

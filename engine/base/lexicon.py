@@ -202,7 +202,8 @@ class Glossary:
     abbreviations: dict[str, str]  # folded abbreviation -> the words it stands for
     longest: int
     related: dict[str, str] = field(default_factory=dict)  # folded, singular word -> the topic documents name
-    spelled_out: tuple[tuple[str, tuple[str, ...]], ...] = ()  # abbreviation, the tokens of its phrase (2+ words)
+    # abbreviation, the tokens of the phrase it stands for (2+ words), the phrase
+    spelled_out: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -235,7 +236,7 @@ def glossary() -> Glossary:
             pairs = reverse.setdefault(singularize(fold(word)), [])
             if (word, source) not in pairs:
                 pairs.append((word, source))
-    spelled_out = tuple(sorted((short, tuple(tokens(words))) for short, words in abbreviations.items()
+    spelled_out = tuple(sorted((short, tuple(tokens(words)), words) for short, words in abbreviations.items()
                                if len(tokens(words)) >= 2))
     return Glossary(phrases, reverse, abbreviations, max((len(k) for k in phrases), default=1), related, spelled_out)
 
@@ -275,9 +276,9 @@ def translations(query: str) -> list[Reading]:
     present = set(query_tokens)
     # a phrase an abbreviation stands for reads as the abbreviation too: code and folders are named by the
     # short form (`server-side rendering`: ssr); single words are left alone (`environment` is not `env`)
-    for short, spelled in book.spelled_out:
+    for short, spelled, phrase in book.spelled_out:
         if _holds_phrase(query_tokens, spelled) and short not in present:
-            found.append(Reading(" ".join(spelled), short, "abbreviation"))
+            found.append(Reading(phrase, short, "abbreviation"))
     position = 0
     while position < len(query_tokens):
         for length in range(min(book.longest, len(query_tokens) - position), 0, -1):

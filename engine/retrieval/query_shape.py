@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -36,6 +37,7 @@ _DATA_FILE = Path(__file__).parent.parent / "data" / "query-shape.toml"  # engin
 _UNIT_KINDS = frozenset({PACKAGE, AREA, DIRECTORY})
 
 TYPO_BOOST = 0.7
+EXCLUDED_WORDS = 3  # an exclusion governs the run of words after it, up to a stopword, at most this many
 # a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
 # as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
 # page it wants is rarely the page it wants)
@@ -147,16 +149,21 @@ class QueryReading:
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings: source -> target
 
 
-def read_query(query: str, terms: list[str]) -> QueryReading:
-    """Read a query (whose tokens are `terms`) for ranking."""
+def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] | None = None) -> QueryReading:
+    """Read a query (whose tokens are `terms`) for ranking; `known_file` says whether a file of a name is in the
+    index (a query shaped like a file name that no file has, `Node.js`, is read as words)."""
     stripped = query.strip()
     said = raw_tokens(query)
-    file_name = " " not in stripped and "/" not in stripped and bool(pattern("file_name").match(stripped))
+    file_name = " " not in stripped and "/" not in stripped and bool(pattern("file_name").match(stripped)) and (
+        known_file is None or known_file(fold(stripped)))
     if file_name and len(said) > 1:
         # a file name names one thing: its extension says which kind of file, not a word of what it is about
         extension = said.pop()
         terms = [t for t in terms if t not in tokens(extension)] or terms
     excluded, markers = exclusions(query)
+    if excluded and not [w for w in said if fold(w) not in excluded and fold(w) not in markers
+                         and fold(w) not in STOPWORDS]:
+        excluded = []  # nothing is left to ask for ("sem config"): the words are the question
     if excluded:
         # the words an exclusion governs are not the question's subject, nor are the words that mark it
         said = [w for w in said if fold(w) not in excluded and fold(w) not in markers] or said
@@ -168,7 +175,9 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
     # an identifier or a path names a thing: it is not read through the glossary
     readings = [] if code_shaped else translations(query)
     excluded_tokens = set(tokens(" ".join(excluded)))
-    excluded_readings = [r for r in readings if excluded_tokens and set(tokens(r.source)) <= excluded_tokens]
+    # a reading of an excluded word is excluded with it, and so is one of a phrase the excluded word begins
+    # ("without server-side rendering": ssr)
+    excluded_readings = [r for r in readings if excluded_tokens and set(tokens(r.source)) & excluded_tokens]
     excluded_terms = frozenset(tokens(" ".join([*excluded, *(r.target for r in excluded_readings)])))
     readings = [r for r in readings if r not in excluded_readings]
     routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped))
@@ -193,10 +202,12 @@ def read_query(query: str, terms: list[str]) -> QueryReading:
         # one word of the query reads as one word's weight, shared by its alternatives, so a word with many
         # readings does not outweigh the words around it
         targets = tokens(reading.target, unique=True)
-        # ...and an abbreviation read from the phrase it stands for weighs what the phrase's words do
-        said_words = len(tokens(reading.source)) if reading.how == "abbreviation" else 1
+        # ...and an abbreviation read from the phrase it stands for weighs a whole word (the phrase's own words
+        # count already)
+        spelled = reading.how == "abbreviation" and len(raw_tokens(reading.source)) > 1
         for token in targets:
-            added[token] = max(added.get(token, 0.0), READING_BOOST[reading.how] * said_words / len(targets))
+            weight = 1.0 if spelled else READING_BOOST[reading.how] / len(targets)
+            added[token] = max(added.get(token, 0.0), weight)
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
@@ -223,12 +234,21 @@ def exclusions(query: str) -> tuple[list[str], set[str]]:
     markers: set[str] = set()
     for match in pattern("negation").finditer(folded):
         markers.update(raw_tokens(match.group(0)))
-        # a word the query also says before the exclusion is its subject, not what it excludes
+        # a word the query also says before the exclusion is its subject, not what it excludes; the excluded
+        # phrase is the run of words after it up to a stopword (at most EXCLUDED_WORDS)
         subject = set(tokens(folded[:match.start()]))
-        following = next((w for w in raw_tokens(folded[match.end():])
-                          if w not in STOPWORDS and not set(tokens(w)) <= subject), None)
-        if following is not None and following not in excluded:
-            excluded.append(following)
+        phrase: list[str] = []
+        for word in re.split(r"[^\w-]+", folded[match.end():]):
+            if not word:
+                continue
+            if word in STOPWORDS or set(tokens(word)) <= subject:
+                if phrase:
+                    break
+                continue
+            phrase.append(word)
+            if len(phrase) == EXCLUDED_WORDS:
+                break
+        excluded.extend(w for part in phrase for w in raw_tokens(part) if w not in excluded)
     return excluded, markers
 
 

