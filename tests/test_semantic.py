@@ -418,3 +418,17 @@ async def test_language_server_search_goes_hybrid_once_vectors_are_built(tmp_pat
         assert (root / ".docbridge/semantic/meta.json").is_file()
         symbols = await s.client.workspace_symbol_async(T.WorkspaceSymbolParams(query="createInvoice"))
         assert symbols and symbols[0].location.uri == (root / "src/billing/invoice.ts").as_uri()
+
+
+def test_the_editors_server_embeds_with_a_core_to_spare() -> None:
+    import os
+
+    from docbridge.engine.base.config import Config
+    from docbridge.engine.semantic.embed import embedder_for
+    config = Config()
+    foreground, background = embedder_for(config), embedder_for(config, background=True)
+    assert foreground.threads is None and background.threads == max(1, (os.cpu_count() or 1) - 1)
+    assert background.model_id == foreground.model_id  # the same vectors: an index built by either serves both
+    import numpy as np
+    text = "Refunds are issued by the billing service."
+    assert np.allclose(background.embed([text]), foreground.embed([text]), atol=1e-4)

