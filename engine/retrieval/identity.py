@@ -81,7 +81,7 @@ def candidates(index: Retriever, shape: QueryShape) -> set[int]:
         tail = "/" + whole
         found.update(i for i, path in enumerate(index.paths) if path.endswith(tail))
     if shape.file_name:  # a file name with its extension: the files of that name
-        found.update(i for i in index.by_base.get(file_base(whole), ()) if index.paths[i].rsplit("/", 1)[-1] == whole)
+        found.update(index.files_named(whole))
     if shape.naming:
         for token in shape.words:
             found.update(index.by_identifier.get(token, ()))

@@ -97,7 +97,12 @@ class Result:
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings of the query
     complete: Any = None  # adds the body's matches to `matched` when they are first shown
     fusion: dict[str, Any] | None = None  # hybrid search: both ranks, the fused score, the best chunk
-    reading: list[str] = field(default_factory=list)  # what kind of answer the query was read as asking for
+    shape: QueryShape | None = None  # the query's shape, shared by every result of one search
+
+    @property
+    def reading(self) -> list[str]:
+        """What kind of answer the query was read as asking for (worked out when shown)."""
+        return self.shape.intents() if self.shape is not None else []
 
     def matches(self) -> dict[str, list[str]]:
         """The query terms each field holds, the body's included (worked out when first asked)."""
@@ -216,9 +221,12 @@ class Retriever:
                                               for e in self.edges_of(index) if e.other in self.index_of]
         return found
 
+    def files_named(self, name: str) -> list[int]:
+        """The documents and modules of this file name (extension and all, lower-cased)."""
+        return [i for i in self.by_base.get(file_base(name), ()) if self.paths[i].rsplit("/", 1)[-1] == name]
+
     def has_file_named(self, name: str) -> bool:
-        """Whether a document or module of this file name (extension and all, lower-cased) is in the index."""
-        return any(self.paths[i].rsplit("/", 1)[-1] == name for i in self.by_base.get(file_base(name), ()))
+        return bool(self.files_named(name))
 
     def file_name(self, index: int) -> str:
         """A document's or module's file name, lower-cased, without its extensions, - and _ (user-profile.ts:
@@ -380,7 +388,7 @@ class Retriever:
         if score <= 0:
             return None
         return Result(entry, score, components, {}, confidence, via, terms, corrected, reasons,
-                      translated=reading.translated, reading=reading.shape.intents())
+                      translated=reading.translated, shape=reading.shape)
 
     def _finish(self, results: list[Result], terms: list[str], limit: int, kinds: list[str] | None,
                 floor: float) -> list[Result]:

@@ -110,8 +110,9 @@ class HybridRetriever:
             self._fail(str(exc))
             return self.lexical.search(query, limit, kinds=kinds, agent=agent, **extra)
         terms = lexical[0].terms if lexical else tokens(query, unique=True)
-        return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores),
-                          asks_peripheral=read_query(query, tokens(query, unique=True)).shape.asks_peripheral)
+        shape = lexical[0].shape if lexical and lexical[0].shape is not None else \
+            read_query(query, tokens(query, unique=True)).shape
+        return self._fuse(lexical, cosines, scores, limit, kinds, self._passages(terms, scores), shape)
 
     def _passages(self, terms: list[str], scores: Any) -> tuple[Any, Any]:
         """Every chunk's BM25 for the query's terms, and its passage score: 1/(k + its BM25 rank) when it holds a
@@ -138,14 +139,14 @@ class HybridRetriever:
         return bm25, passage
 
     def _fuse(self, lexical: list[Any], cosines: dict[str, float], scores: Any, limit: int,
-              kinds: list[str] | None, passages: tuple[Any, Any] | None = None,
-              asks_peripheral: bool = False) -> list[Any]:
+              kinds: list[str] | None, passages: tuple[Any, Any] | None = None, shape: Any = None) -> list[Any]:
         from docbridge.engine.retrieval.rank import COMPONENTS, Result
         retriever = self.lexical
         index = self.index
         assert index is not None
         folded: dict[str, tuple[float, str]] = {}  # a copy of a page counts as its canonical copy
         left_out: set[str] = set()
+        asks_peripheral = shape is not None and shape.asks_peripheral
 
         def canonical(entity: str) -> str:
             entry = retriever.entries[retriever.index_of[entity]]
@@ -185,7 +186,8 @@ class HybridRetriever:
             pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
         candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
         cosine_of = {e: every[e] for e in candidates if e in every}
-        ordered = sorted((round(v, 6) for v in every.values()), reverse=True)
+        # every cosine, negated and ascending: a result's place among them is one bisection
+        below = sorted(-round(v, 6) for v in every.values()) if agreed else []
         terms = lexical[0].terms if lexical else []
         results = []
         for fused in fuse(list(by_id), cosine_of, pinned, self.rrf_k, weight):
@@ -194,10 +196,10 @@ class HybridRetriever:
                 entry = retriever.entries[retriever.index_of[fused.id]]
                 components = dict.fromkeys(COMPONENTS, 0.0)
                 components["prior"] = components["aboutness"] = 1.0
-                result = Result(entry, 0.0, components, {}, entry.confidence, terms=terms)
+                result = Result(entry, 0.0, components, {}, entry.confidence, terms=terms, shape=shape)
             dense_rank = fused.dense_rank
             if agreed and fused.id in every:  # its place among every entity the dense ranking ranks
-                dense_rank = 1 + bisect_left([-v for v in ordered], -round(every[fused.id], 6))
+                dense_rank = 1 + bisect_left(below, -round(every[fused.id], 6))
             best = folded.get(canonical(fused.id))
             row = index.best_row(best[1], passages[1] if passages is not None else scores) if best is not None \
                 else None
