@@ -20,6 +20,7 @@ from docbridge.engine.agent.handoff import UnknownReference, handoff_for_entity,
 from docbridge.engine.agent.payloads import lookup
 from docbridge.engine.artifacts.snapshot_file import artifact_dir, stored_or_built_projection
 from docbridge.engine.base.cache import write_atomic
+from docbridge.engine.base.heap import built
 from docbridge.engine.base.model import AREA, DOCUMENT, MODULE, PACKAGE
 from docbridge.engine.ide.navigation import area_location, documents_about
 from docbridge.engine.ide.types import Location
@@ -97,9 +98,12 @@ def _keep_index_warm(ls: DocBridgeServer, folder: Folder) -> None:
     def warm() -> None:
         folder.warm_timer = None
         state = folder.state
-        if state is None or folder.refused or state.has_view(COMBINED) or \
-                state.revision in folder.indexing:
+        if state is None or folder.refused:
             return
+        building = folder.indexing.get(state.revision)
+        if (building is not None and not building.done()) or (
+                state.has_view(COMBINED) and not retriever_of(state).lexical.patched_since_built()):
+            return  # being built, or built exact
         ls.spawn(_warm(ls, folder, state))
 
     folder.warm_timer = asyncio.get_running_loop().call_later(delay / 1000, warm)
@@ -108,7 +112,13 @@ def _keep_index_warm(ls: DocBridgeServer, folder: Folder) -> None:
 async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
     started = time.perf_counter()
     try:
-        await _lexical_retriever(ls, folder, state)
+        retriever = await _lexical_retriever(ls, folder, state)
+        if retriever.lexical.patched_since_built():
+            # patched after edits: searches rescore every hit (milliseconds each); rebuilt whole while edits pause
+            from docbridge.engine.retrieval.rank import Retriever
+            async with folder.index_lock:
+                fresh = await asyncio.to_thread(built(lambda: Retriever(retriever.projection, "combined")))
+            state.replace_view(COMBINED, fresh)
     except Exception:
         log.exception("building the search index failed")
         return
@@ -118,7 +128,7 @@ async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
 
 async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
     """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder)."""
-    from docbridge.engine.retrieval.rank import Retriever
+    from docbridge.engine.retrieval.rank import combined_retriever
     if folder.after_change is None:  # used once: kept ready after edits from now on
         folder.after_change = functools.partial(_keep_index_warm, ls)
     if state.has_view(COMBINED):
@@ -129,7 +139,7 @@ async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelSt
             async with folder.index_lock:
                 projection = await _projection(folder, state)
                 return await asyncio.to_thread(
-                    lambda: state.view(COMBINED, lambda: Retriever(projection, "combined")))
+                    lambda: state.view(COMBINED, lambda: combined_retriever(state, projection)))
         task = folder.indexing[state.revision] = asyncio.ensure_future(build())
         for revision in [r for r in folder.indexing if r < state.revision and folder.indexing[r].done()]:
             del folder.indexing[revision]

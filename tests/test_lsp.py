@@ -290,6 +290,27 @@ async def test_a_used_search_index_is_rebuilt_when_edits_pause(tmp_path: Path) -
         assert len(rebuilt()) == 1  # that search found it ready
 
 
+async def test_a_search_right_after_an_edit_finds_the_new_text_and_not_the_old(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    billing = root / "docs/billing.md"
+    async with session(root) as s:
+        s.open(billing)
+        text = billing.read_text(encoding="utf-8")
+        assert (await s.command("docbridge.search", "createInvoice", 3))["results"]  # the index is built
+        # each search follows its edit at once: the index is patched for it (docbridge.engine.retrieval.incremental)
+        s.replace_all(billing, text + "\nRefunds settle through the quokkaledger.\n")
+        found = await s.command("docbridge.search", "quokkaledger", 5)
+        assert [r["id"] for r in found["results"]][:1] == ["document:docs/billing.md"]
+        s.replace_all(billing, text + "\nRefunds settle through the wombatledger.\n")
+        gone = await s.command("docbridge.search", "quokkaledger", 5)
+        assert "document:docs/billing.md" not in [r["id"] for r in gone["results"]]
+        found = await s.command("docbridge.search", "wombatledger", 5)
+        assert [r["id"] for r in found["results"]][:1] == ["document:docs/billing.md"]
+        # what the rest of the tree answers is unchanged by the edits
+        again = await s.command("docbridge.search", "createInvoice", 3)
+        assert again["results"][0]["id"] == "module:src/billing/invoice.ts"
+
+
 async def test_unknown_handoff_reference_is_an_error_with_candidates(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     async with session(root) as s:

@@ -40,6 +40,9 @@ def ensure_monorepo(directory: Path, size: int) -> Path:
     return target
 
 
+SEARCHES_AFTER_EDITS = 20  # edit-then-search pairs timed once the index is built
+
+
 def _start(root: Path, document: Path, text: str, phase: str) -> tuple[_StdioServer, dict[str, Any]]:
     """Start a server, open `document` at once; the start-up figures of `phase`."""
     server, started = _start_lsp(root)
@@ -65,16 +68,21 @@ def _edits(server: _StdioServer, document: Path, text: str, edits: int) -> dict[
                                              "contentChanges": [{"text": text}]})
     _, search_ms = server.request("workspace/executeCommand", {"command": "docbridge.search",
                                                                "arguments": ["invoice ledger", 5]})
-    text += "\nRefunds are reconciled too.\n"
-    server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 3},
-                                             "contentChanges": [{"text": text}]})
-    _, again_ms = server.request("workspace/executeCommand", {"command": "docbridge.search",
-                                                              "arguments": ["refund ledger", 5]})
-    _change(server, uri, edits + 4, original)  # undone, as an editor's undo would: the restart reopens the disk's
+    searches = []  # each an edit of the page's prose, then a search at once (the index patched, not rebuilt)
+    for index in range(SEARCHES_AFTER_EDITS):
+        text += f"\nRefunds of batch {index} are reconciled too.\n"
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": edits + 3 + index},
+                                                 "contentChanges": [{"text": text}]})
+        _, again_ms = server.request("workspace/executeCommand", {"command": "docbridge.search",
+                                                                  "arguments": [f"refund ledger batch {index}", 5]})
+        searches.append(again_ms)
+    # undone, as an editor's undo would: the restart reopens the disk's
+    _change(server, uri, edits + 3 + SEARCHES_AFTER_EDITS, original)
     return {"change_to_diagnostics_p50_ms": round(statistics.median(timings), 2),
             "change_to_diagnostics_p95_ms": round(_percentile(timings, 0.95), 2),
             "first_search_after_an_edit_ms": round(search_ms, 1),
-            "next_search_after_an_edit_ms": round(again_ms, 1)}
+            "search_after_an_edit_p50_ms": round(statistics.median(searches), 1),
+            "search_after_an_edit_p95_ms": round(_percentile(searches, 0.95), 1)}
 
 
 def _check(root: Path) -> dict[str, Any]:

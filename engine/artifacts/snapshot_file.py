@@ -227,8 +227,10 @@ def store_projection(workspace: Any, projection: Any) -> None:
 def stored_or_built_projection(state: ModelState) -> Any:
     """The state's projection, memoised on it: the one in `.docbridge/index` when it was built from these
     inputs, else built (what the language server, the MCP server and the Python API search)."""
+    from docbridge.engine.retrieval.incremental import patched_projection, with_basis
     from docbridge.engine.retrieval.project import PROJECTION, projection_of
-    return state.view(PROJECTION, lambda: load_projection(state) or projection_of(state))
+    return state.view(PROJECTION, lambda: patched_projection(state) or with_basis(load_projection(state), state)
+                      or projection_of(state))
 
 
 def projection_for(workspace: Any) -> tuple[Any, bool]:

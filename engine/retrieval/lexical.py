@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +77,7 @@ def _schema(names: list[str]) -> Any:
 class LexicalIndex:
     _vocabulary: list[str] | None  # every indexed token, sorted (loaded from disk when first asked)
     _packed: list[str] | None  # per entry, its tokens packed (loaded from disk when first asked)
+    _lengths: list[int] | None  # per entry, its combined field's length in tokens (built here, not read from disk)
 
     def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined",
                  path: Path | None = None) -> None:
@@ -90,30 +93,99 @@ class LexicalIndex:
         writer = self.index.writer(heap_size=64_000_000, num_threads=1)
         vocabulary: set[str] = set()
         self._packed = []
+        lengths: list[int] = []
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
             for values in per_field.values():
                 vocabulary.update(values)
             self._packed.append(_pack(per_field))
-            document = tantivy.Document()
-            document.add_unsigned("n", number)
-            if mode == "combined":
-                parts = []
-                for name, weight in self.weights.items():
-                    repeat = max(1, round(weight))
-                    text = " ".join(per_field[name])
-                    if text:
-                        parts.extend([text] * repeat)
-                document.add_text("all", " ".join(parts))
-            else:
-                for name in self.weights:
-                    document.add_text(name, " ".join(per_field[name]))
+            document, length = self._document(number, per_field)
+            lengths.append(length)
             writer.add_document(document)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
         self.searcher = self.index.searcher()
         self._vocabulary = sorted(vocabulary)
+        self._lengths, self._tokens = lengths, sum(lengths)
+        self._shared = _Shared(self)
+
+    def patched_since_built(self) -> bool:
+        """Whether this index was patched (`patched`): it then rescores every hit, and a build is exact."""
+        return self._stale
+
+    def _document(self, number: int, per_field: dict[str, list[str]]) -> tuple[Any, int]:
+        """The index's document for entry `number`, and the length of its combined field in tokens."""
+        document = tantivy.Document()
+        document.add_unsigned("n", number)
+        length = 0
+        if self.mode == "combined":
+            parts = []
+            for name, weight in self.weights.items():
+                repeat = max(1, round(weight))
+                text = " ".join(per_field[name])
+                if text:
+                    parts.extend([text] * repeat)
+                    length += len(per_field[name]) * repeat
+            document.add_text("all", " ".join(parts))
+        else:
+            for name in self.weights:
+                document.add_text(name, " ".join(per_field[name]))
+        return document, length
+
+    def patched(self, entries: list[Entry], changed: tuple[int, ...]) -> LexicalIndex | None:
+        """This index with the entries at the positions `changed` replaced by `entries`' (the same positions, the
+        same weights): their documents are deleted and added again in place, which costs milliseconds where a
+        build costs seconds. None when this index cannot be patched (read from disk, per-field, or no longer
+        the newest version of its tantivy index: a patch is made from the newest only).
+
+        tantivy keeps counting a deleted document in its BM25 statistics until segments merge, so a patched
+        index scores its hits again with the statistics of the documents alive (see `_restated`): the same
+        scores as a fresh build's, computed in double precision from tantivy's single-precision parts."""
+        shared = getattr(self, "_shared", None)
+        if shared is None or self.mode != "combined" or self._lengths is None or len(entries) != self.count:
+            return None
+        new = LexicalIndex.__new__(LexicalIndex)
+        new._setup(entries, self.weights, self.mode)
+        new.k1, new.b = self.k1, self.b
+        new.index, new.schema, new._shared = self.index, self.schema, shared
+        packed = list(self.packed_masks())
+        lengths = list(self._lengths)
+        added: set[str] = set()
+        removed: set[str] = set()
+        with shared.lock:
+            if shared.head is not self:
+                return None
+            writer = self.index.writer(heap_size=15_000_000, num_threads=1)
+            for number in changed:
+                removed |= self._all_tokens(number)
+                per_field = {name: tokens(entries[number].fields.get(name, "")) for name in FIELDS}
+                for values in per_field.values():
+                    added.update(values)
+                packed[number] = _pack(per_field)
+                document, lengths[number] = new._document(number, per_field)
+                writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "n", number))
+                writer.add_document(document)
+            writer.commit()
+            writer.wait_merging_threads()
+            self.index.reload()
+            new.searcher = self.index.searcher()
+            shared.head = new
+        new._packed, new._lengths, new._tokens = packed, lengths, sum(lengths)
+        new._stale = True
+        # the vocabulary: the last one listed, with the words of every patch since checked when first asked
+        if self._vocabulary is not None:
+            new._words = (self._vocabulary, frozenset(added | removed))
+        else:
+            new._words = (self._words[0], self._words[1] | added | removed)
+
+        def vocabulary() -> list[str]:
+            listed, moved = new._words
+            return sorted({t for t in listed if t not in moved} | {t for t in moved if new.doc_freq(t)})
+        new._load_vocabulary = vocabulary
+        for cache, base in ((new._masks, self._masks), (new._body_masks, self._body_masks)):
+            cache.update((k, v) for k, v in base.items() if k not in changed)
+        return new
 
     @classmethod
     def open(cls, path: Path, entries: list[Entry], weights: dict[str, float],
@@ -151,6 +223,10 @@ class LexicalIndex:
         self._load_packed: Callable[[], list[str]] | None = None
         self._load_bodies: Callable[[], list[str]] | None = None
         self._bodies: list[str] | None = None
+        self._stale = False  # patched: tantivy's statistics still count deleted documents (`patched`)
+        self._words: tuple[list[str], frozenset[str]] = ([], frozenset())  # patched: the vocabulary, and words moved
+        self._lengths = None
+        self._tokens = 0  # the sum of `_lengths`
 
     def vocabulary(self) -> list[str]:
         """Every indexed token, sorted (for typo-tolerant expansion of a query term that matches nothing)."""
@@ -166,7 +242,10 @@ class LexicalIndex:
         """How many entries contain `token` in any indexed field."""
         cached = self._df.get(token)
         if cached is None:
-            if self.mode == "combined":
+            if self._stale:  # documents alive only (tantivy's count still holds deleted ones)
+                found: Any = self.searcher.search(tantivy.Query.term_query(self.schema, "all", token), 1, count=True)
+                cached = int(found.count)
+            elif self.mode == "combined":
                 cached = self.searcher.doc_freq("all", token)
             else:
                 cached = sum(1 for i in range(self.count) if token in self._all_tokens(i))
@@ -199,19 +278,28 @@ class LexicalIndex:
         if not query_tokens or self.count == 0:
             return []
         query = self._query(query_tokens, boosts or {})
-        tuned = (self.k1, self.b) != (K1, B)
+        tuned = (self.k1, self.b) != (K1, B) or self._stale
         result = self.searcher.search(query, limit * RESCORE_DEPTH if tuned else limit)
+        statistics = _Statistics(self.count, self.doc_freq, self._tokens / self.count) if self._stale else None
         hits = []
         for score, address in result.hits:
             number = self.searcher.doc(address)["n"][0]
             if tuned:
-                rescored = _rescored(json.loads(query.explain(self.searcher, address).to_json()), self.k1, self.b)
-                value = 50 * rescored if rescored is not None else score * SCORE_SCALE
+                rescored = _rescored(json.loads(query.explain(self.searcher, address).to_json()), self.k1, self.b,
+                                     statistics)
+                if rescored is None:
+                    value = score * SCORE_SCALE
+                elif self._stale and (self.k1, self.b) == (K1, B):
+                    # in tantivy's single precision, as a fresh build's score is: scores a hair apart there tie
+                    value = _single(rescored * (K1 + 1)) * SCORE_SCALE
+                else:
+                    value = 50 * rescored
             else:
                 value = score * SCORE_SCALE
             hits.append(Hit(int(number), round(value, 6)))
-        if tuned:  # a stable sort: tantivy's order breaks ties
-            hits = sorted(hits, key=lambda hit: -hit.bm25)[:limit]
+        if tuned:  # a stable sort: tantivy's order breaks ties (a patched index's, by entry, as a fresh build's)
+            hits = sorted(hits, key=(lambda hit: (-hit.bm25, hit.entry)) if self._stale else (lambda hit: -hit.bm25))
+            hits = hits[:limit]
         return hits
 
     def packed_masks(self) -> list[str]:
@@ -292,9 +380,45 @@ class LexicalIndex:
         return out
 
 
-def _rescored(node: dict[str, Any], k1: float, b: float) -> float | None:
-    """The score tantivy explained in `node` recomputed with `k1` and `b`, without tantivy's (k1 + 1) factor (the
-    ranking's scale has none); None when the explanation has a shape this does not know."""
+@dataclass(slots=True)
+class _Statistics:
+    """BM25's statistics over the documents alive: their number, a term's document frequency, the average length."""
+
+    count: int
+    doc_freq: Callable[[str], int]
+    average: float
+
+
+def _term(node: dict[str, Any]) -> str | None:
+    """The term of a TermQuery's explanation (its context reads `Term=Term(field=1, type=Str, "word")`)."""
+    for context in node.get("context") or ():
+        text = str(context)
+        start = text.find('type=Str, "')
+        if start >= 0 and text.endswith('")'):
+            return text[start + len('type=Str, "'):-2]
+    return None
+
+
+def _single(value: float) -> float:
+    """`value` rounded to single precision."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
+class _Shared:
+    """One tantivy index shared by the versions of a lexical index patched from one another: which of them its
+    newest commit holds (only that one may be patched), and a lock for writing."""
+
+    __slots__ = ("head", "lock")
+
+    def __init__(self, head: LexicalIndex) -> None:
+        self.head = head
+        self.lock = threading.Lock()
+
+
+def _rescored(node: dict[str, Any], k1: float, b: float, statistics: _Statistics | None = None) -> float | None:
+    """The score tantivy explained in `node` recomputed with `k1` and `b` (and, when given, the idf and average
+    length of `statistics`), without tantivy's (k1 + 1) factor (the ranking's scale has none); None when the
+    explanation has a shape this does not know."""
     description = str(node.get("description", ""))
     details = node.get("details") or []
     if description.startswith("TermQuery"):
@@ -309,6 +433,13 @@ def _rescored(node: dict[str, Any], k1: float, b: float) -> float | None:
         if idf is None or norm is None or not {"freq", "dl", "avgdl"} <= norm.keys():
             return None
         freq, length, average = norm["freq"], norm["dl"], norm["avgdl"]
+        if statistics is not None:
+            term = _term(node)
+            if term is None:
+                return None
+            df = statistics.doc_freq(term)
+            idf = math.log(1 + (statistics.count - df + 0.5) / (df + 0.5))
+            average = statistics.average
         scale = 1 - b + b * length / average if average > 0 else 1.0
         return idf * freq / (freq + k1 * scale)
     if description.startswith("Boost x") and len(details) == 1:
@@ -316,12 +447,12 @@ def _rescored(node: dict[str, Any], k1: float, b: float) -> float | None:
             factor = float(description[len("Boost x"):].split(" ", 1)[0])
         except ValueError:
             return None
-        inner = _rescored(details[0], k1, b)
+        inner = _rescored(details[0], k1, b, statistics)
         return None if inner is None else factor * inner
     if description.startswith("BooleanClause"):
         total = 0.0
         for detail in details:
-            part = _rescored(detail, k1, b)
+            part = _rescored(detail, k1, b, statistics)
             if part is None:
                 return None
             total += part

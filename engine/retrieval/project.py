@@ -205,7 +205,7 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
         dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Projection:
     entries: list[Entry]
     weights: dict[str, float]
@@ -215,6 +215,16 @@ class Projection:
     by_id: dict[str, Entry] = field(default_factory=dict)
     _content_hash: str | None = None
     params: dict[str, float] = field(default_factory=dict)  # BM25's k1 and b where not the defaults
+    # what a later state's projection is patched from (never serialized): the inputs it was built from that a
+    # patch does not revisit, the ownership records of each entity, and, on a patched projection, the one it
+    # was patched from with the positions of the entries that changed
+    basis: tuple[Any, ...] | None = None
+    owners: dict[str, list[Any]] | None = None
+    origin: tuple[Any, tuple[int, ...]] | None = None
+    positions: dict[str, int] | None = None  # entry id -> its index in `entries`, once a patch asks
+    # entity id -> a hash of its outgoing edges, every one (an entry keeps at most MAX_EDGES, and an edge to an
+    # entity that also points back is recorded once): what a patch compares an edited file's relations with
+    out_hashes: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.entries}
@@ -256,7 +266,7 @@ def _limit(text: str, name: str) -> str:
     return text if len(text) <= limit else text[:limit]
 
 
-def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,  # noqa: C901 (to split)
+def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,
             overlay: bool | None = None) -> Projection:
     """Build the projection from a resolved workspace and its snapshot (with the live accepted enrichment
     while `intelligence.registry.enabled`, or as `overlay` says when given)."""
@@ -282,6 +292,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             orphans.append(record)
 
     edges: dict[str, dict[tuple[str, str], Edge]] = defaultdict(dict)
+    outgoing: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     covered_by: dict[str, set[str]] = defaultdict(set)
     mentioned_by: dict[str, set[str]] = defaultdict(set)
     for relation in relations:
@@ -290,6 +301,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             if relation.source == relation.target:
                 continue
             confidence = relation.confidence if relation.confidence == "fuzzy" else relation.provenance
+            outgoing[relation.source].setdefault((kind, relation.target), confidence)
             edges[relation.source].setdefault((kind, relation.target), Edge(kind, relation.target, "out", confidence))
             edges[relation.target].setdefault((kind, relation.source), Edge(kind, relation.source, "in", confidence))
             if kind == "covers":
@@ -297,104 +309,15 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             elif kind in ("mentions", "mentions-symbol"):
                 mentioned_by[relation.target].add(relation.source)
 
-    def doc_facts(path: str | None) -> MarkdownFacts | None:
-        return ws.universe.documents.get(path) if path else None
-
-    public = _public_surface(entities, relations, layout)
-    dependents = _dependents(layout)
-
+    graph = _Graph(ranks, {eid: _kept_edges(found) for eid, found in edges.items()},
+                   {eid: tuple(sorted(found)) for eid, found in covered_by.items()},
+                   {eid: tuple(sorted(found)) for eid, found in mentioned_by.items()},
+                   _public_surface(entities, relations, layout), _dependents(layout))
     entries: list[Entry] = []
     for entity in entities.values():
         if entity.kind not in _ATTACH_ORDER or entity.path is None:
             continue
-        records = owners.get(entity.id, [])
-        owner = records[0] if records else None
-        agent = doc_facts(owner.agent_doc.removeprefix("./")) if owner and owner.agent_doc else None
-        facts = doc_facts(entity.path) if entity.kind == DOCUMENT else None
-        classification = entity.data.get("classification") if entity.kind == DOCUMENT else (
-            entities[entity_id(DOCUMENT, agent.path)].data.get("classification") if agent else None)
-        title = entity.title or entity.path.rsplit("/", 1)[-1]
-        if entity.kind == AREA and agent and agent.title:
-            title = agent.title
-        headings = [h.text for h in facts.headings] if facts else []
-        body = facts.body if facts else ""
-        module_facts = ws.universe.modules.get(entity.path) if entity.kind == MODULE else None
-        own_summary = None
-        if isinstance(module_facts, ModuleFacts):
-            # a module's outline (the public members of its classes) is what headings are to a document
-            body, own_summary = module_facts.prose, module_facts.summary
-            headings = list(module_facts.outline)
-        # a package (other than the repository itself) is described by its README's opening paragraph; the
-        # README stays the answer for everything else it says
-        readme = _readme(ws, entity.path) if entity.kind == PACKAGE and entity.path not in (".", "") else None
-        if agent is not None and entity.kind != DOCUMENT and not body:
-            # the unit is documented by its agent document: it inherits that text, as body text, so that the
-            # document itself stays the stronger answer for what its headings say
-            body = " ".join([h.text for h in agent.headings] + [agent.body])
-        summary = (owner.purpose if owner and owner.purpose else None) or entity.summary or own_summary or (
-            agent.summary if agent else None) or (readme.summary if readme else None)
-        aliases: list[str] = [r.id for r in records]
-        symbols: list[str] = []
-        declared: set[str] = set()
-        tags = [entity.kind]
-        if entity.kind == PACKAGE:
-            name = entity.title or ""
-            for alias in (name.rsplit("/", 1)[-1], name, *initials(name.rsplit("/", 1)[-1])):
-                if alias and alias not in aliases:
-                    aliases.append(alias)
-        elif entity.kind == AREA:
-            aliases.extend(a for a in initials(entity.path.rsplit("/", 1)[-1]) if a not in aliases)
-        elif entity.kind == MODULE:
-            exports = entity.data.get("exports", [])
-            declared = {e["name"] for e in exports if "source" not in e and e["name"] != "*"}
-            symbols = sorted(declared) + sorted({e["name"] for e in exports if "source" in e and e["name"] != "*"}
-                                                - declared)
-            extension = entity.path.rsplit(".", 1)[-1]
-            tags.append(extension)
-            if any(marker in entity.path for marker in _TEST_MARKERS) or entity.path.startswith(("test/", "tests/")):
-                tags.append("test")
-            parent = entity.path.rsplit("/", 2)
-            if len(parent) == 3:
-                tags.append(parent[1])
-        elif entity.kind == DOCUMENT:
-            tags.append(entity.data.get("classification") or "unclassified")
-            if entity.data.get("frontmatter", {}).get("type"):
-                tags.append(entity.data["frontmatter"]["type"])
-        if owner:
-            tags.append("ownership")
-            for extra in (owner.group, owner.layer):
-                if extra:
-                    tags.append(extra)
-        tags = list(dict.fromkeys(tags))[:32]
-        aliases = list(dict.fromkeys(aliases))[:32]
-        area_id, package_id = _containment(entity, layout)
-        fields = {
-            "title": _limit(title, "title"),
-            "headings": _limit(" ".join(headings), "headings"),
-            "symbols": _limit(" ".join(symbols[:256]), "symbols"),
-            "path": _limit(entity.path, "path"),
-            # every source file is a module: the word says nothing about one, and is a topic of code and pages
-            "aliases": _limit(" ".join(aliases + (tags[1:] if entity.kind == MODULE else tags)), "aliases"),
-            "summary": _limit(summary or "", "summary"),
-            "body": _limit(body, "body"),
-        }
-        # past MAX_EDGES an entry keeps its own outgoing edges first (what it imports and re-exports: a barrel
-        # that many import still leads to what it exports), then as many incoming ones as fit
-        own = edges.get(entity.id, {}).values()
-        kept = sorted(own, key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
-        entry_edges = sorted(kept, key=lambda e: (e.kind, e.other, e.direction))
-        entries.append(Entry(
-            id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
-            audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
-            declared_symbols=frozenset(declared), tags=tuple(tags), fields=fields,
-            content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
-            provenance=entity.provenance, confidence=entity.confidence,
-            ownership_id=owner.id if owner else None, pagerank=ranks.get(entity.id, 0.0), area_id=area_id,
-            package_id=package_id, edges=tuple(entry_edges),
-            covered_by=tuple(sorted(covered_by.get(entity.id, ()))),
-            mentioned_by=tuple(sorted(mentioned_by.get(entity.id, ()))),
-            surface="peripheral" if is_peripheral(entity.path) else ("public" if entity.id in public else None),
-            dependents=dependents.get(entity.id, 0) if entity.kind == PACKAGE else 0))
+        entries.append(_entity_entry(ws, entity, owners.get(entity.id, []), graph))
 
     entries.extend(_directories(entries, layout))
     _mark_variants(entries, ws, ranks)
@@ -433,7 +356,118 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)  # live accepted enrichment
     entries.sort(key=lambda e: e.id)
     return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash,
-                      params=config.retrieval.params.tuned())
+                      params=config.retrieval.params.tuned(), owners=dict(owners),
+                      out_hashes={eid: hash(frozenset(found.items())) for eid, found in outgoing.items()})
+
+
+@dataclass(slots=True)
+class _Graph:
+    """What the relations say about each entity, as the projection's entries record it."""
+
+    ranks: dict[str, float]
+    edges: dict[str, tuple[Edge, ...]]
+    covered_by: dict[str, tuple[str, ...]]
+    mentioned_by: dict[str, tuple[str, ...]]
+    public: set[str]
+    dependents: dict[str, int]
+
+
+def _kept_edges(found: dict[tuple[str, str], Edge]) -> tuple[Edge, ...]:
+    # past MAX_EDGES an entry keeps its own outgoing edges first (what it imports and re-exports: a barrel
+    # that many import still leads to what it exports), then as many incoming ones as fit
+    kept = sorted(found.values(), key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
+    return tuple(sorted(kept, key=lambda e: (e.kind, e.other, e.direction)))
+
+
+def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph) -> Entry:
+    """The entry of a document, module, area or package: its text from its facts (an area or package inherits
+    its agent document's), its graph data from `graph`."""
+    from docbridge.engine.views.snapshot import classification as document_classification  # the model's machinery
+    owner = records[0] if records else None
+    agent = _doc_facts(ws, owner.agent_doc.removeprefix("./")) if owner and owner.agent_doc else None
+    facts = _doc_facts(ws, entity.path) if entity.kind == DOCUMENT else None
+    classification = entity.data.get("classification") if entity.kind == DOCUMENT else (
+        document_classification(agent.path, dict(agent.frontmatter), ws.config.corpus.agent.root) if agent else None)
+    title = entity.title or entity.path.rsplit("/", 1)[-1]
+    if entity.kind == AREA and agent and agent.title:
+        title = agent.title
+    headings = [h.text for h in facts.headings] if facts else []
+    body = facts.body if facts else ""
+    module_facts = ws.universe.modules.get(entity.path) if entity.kind == MODULE else None
+    own_summary = None
+    if isinstance(module_facts, ModuleFacts):
+        # a module's outline (the public members of its classes) is what headings are to a document
+        body, own_summary = module_facts.prose, module_facts.summary
+        headings = list(module_facts.outline)
+    # a package (other than the repository itself) is described by its README's opening paragraph; the
+    # README stays the answer for everything else it says
+    readme = _readme(ws, entity.path) if entity.kind == PACKAGE and entity.path not in (".", "") else None
+    if agent is not None and entity.kind != DOCUMENT and not body:
+        # the unit is documented by its agent document: it inherits that text, as body text, so that the
+        # document itself stays the stronger answer for what its headings say
+        body = " ".join([h.text for h in agent.headings] + [agent.body])
+    summary = (owner.purpose if owner and owner.purpose else None) or entity.summary or own_summary or (
+        agent.summary if agent else None) or (readme.summary if readme else None)
+    aliases: list[str] = [r.id for r in records]
+    symbols: list[str] = []
+    declared: set[str] = set()
+    tags = [entity.kind]
+    if entity.kind == PACKAGE:
+        name = entity.title or ""
+        for alias in (name.rsplit("/", 1)[-1], name, *initials(name.rsplit("/", 1)[-1])):
+            if alias and alias not in aliases:
+                aliases.append(alias)
+    elif entity.kind == AREA:
+        aliases.extend(a for a in initials(entity.path.rsplit("/", 1)[-1]) if a not in aliases)
+    elif entity.kind == MODULE:
+        exports = entity.data.get("exports", [])
+        declared = {e["name"] for e in exports if "source" not in e and e["name"] != "*"}
+        symbols = sorted(declared) + sorted({e["name"] for e in exports if "source" in e and e["name"] != "*"}
+                                            - declared)
+        extension = entity.path.rsplit(".", 1)[-1]
+        tags.append(extension)
+        if any(marker in entity.path for marker in _TEST_MARKERS) or entity.path.startswith(("test/", "tests/")):
+            tags.append("test")
+        parent = entity.path.rsplit("/", 2)
+        if len(parent) == 3:
+            tags.append(parent[1])
+    elif entity.kind == DOCUMENT:
+        tags.append(entity.data.get("classification") or "unclassified")
+        if entity.data.get("frontmatter", {}).get("type"):
+            tags.append(entity.data["frontmatter"]["type"])
+    if owner:
+        tags.append("ownership")
+        for extra in (owner.group, owner.layer):
+            if extra:
+                tags.append(extra)
+    tags = list(dict.fromkeys(tags))[:32]
+    aliases = list(dict.fromkeys(aliases))[:32]
+    area_id, package_id = _containment(entity, ws.universe.layout)
+    fields = {
+        "title": _limit(title, "title"),
+        "headings": _limit(" ".join(headings), "headings"),
+        "symbols": _limit(" ".join(symbols[:256]), "symbols"),
+        "path": _limit(entity.path, "path"),
+        # every source file is a module: the word says nothing about one, and is a topic of code and pages
+        "aliases": _limit(" ".join(aliases + (tags[1:] if entity.kind == MODULE else tags)), "aliases"),
+        "summary": _limit(summary or "", "summary"),
+        "body": _limit(body, "body"),
+    }
+    return Entry(
+        id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
+        audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
+        declared_symbols=frozenset(declared), tags=tuple(tags), fields=fields,
+        content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
+        provenance=entity.provenance, confidence=entity.confidence,
+        ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
+        package_id=package_id, edges=graph.edges.get(entity.id, ()),
+        covered_by=graph.covered_by.get(entity.id, ()), mentioned_by=graph.mentioned_by.get(entity.id, ()),
+        surface="peripheral" if is_peripheral(entity.path) else ("public" if entity.id in graph.public else None),
+        dependents=graph.dependents.get(entity.id, 0) if entity.kind == PACKAGE else 0)
+
+
+def _doc_facts(ws: Workspace, path: str | None) -> MarkdownFacts | None:
+    return ws.universe.documents.get(path) if path else None
 
 
 def _peripheral_dir(name: str) -> bool:
@@ -697,9 +731,15 @@ PROJECTION: ViewKey[Projection] = ViewKey("projection")
 
 def projection_of(state: ModelState) -> Projection:
     """The retrieval projection of a state, built once per state."""
+    from docbridge.engine.retrieval.incremental import basis, patched_projection
     from docbridge.engine.state.transitions import resolved
     from docbridge.engine.views.snapshot import (
         snapshot_of,  # the model's machinery: not loaded by a search of a stored index
     )
     state = resolved(state)
-    return state.view(PROJECTION, built(lambda: project(state, snapshot_of(state))))
+
+    def whole() -> Projection:
+        projection = project(state, snapshot_of(state))
+        projection.basis = basis(state)
+        return projection
+    return state.view(PROJECTION, lambda: patched_projection(state) or built(whole)())

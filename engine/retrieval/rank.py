@@ -31,6 +31,7 @@ order.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -77,7 +78,7 @@ TITLED = 0.3  # aboutness added for a title or path that holds the query's weigh
 TITLED_SHARE = 0.5  # ...when it holds at least this share of it
 # COMPOUND, LENT_MARGIN and READING_BOOST are the other stages' (identity, proximity, query_shape), named here too
 __all__ = ["ANCHORS", "COMBINED", "COMPONENTS", "COMPOUND", "FLOOR", "LENT_MARGIN", "READING_BOOST", "TITLED",
-           "Result", "Retriever", "retriever_key", "retriever_of"]
+           "Result", "Retriever", "combined_retriever", "retriever_key", "retriever_of"]
 
 Scored = tuple[dict[str, float], list[str]]  # a candidate's components and the reasons for them, before proximity
 
@@ -197,6 +198,39 @@ class Retriever:
                 self.by_symbol[symbol.lower()].append(i)
         positive = [e.pagerank for e in self.entries if e.pagerank > 0]
         self.rank_floor = min(positive) if positive else 0.0
+
+    def patched(self, projection: Projection, changed: tuple[int, ...]) -> Retriever | None:
+        """This retriever over `projection`, patched from this one's at the positions `changed` (same entries
+        otherwise: `docbridge.engine.retrieval.incremental`), its lexical index updated in place; None when the
+        lexical index cannot be patched."""
+        if projection.params != self.projection.params:
+            return None
+        lexical = self.lexical.patched(projection.entries, changed)
+        if lexical is None:
+            return None
+        before = [self.entries[i] for i in changed]
+        after = [projection.entries[i] for i in changed]
+        if any((a.id, a.aliases, a.ownership_id, a.path, a.kind, a.title, a.pagerank) !=
+               (b.id, b.aliases, b.ownership_id, b.path, b.kind, b.title, b.pagerank) for a, b in zip(after, before)):
+            return Retriever(projection, self.mode, lexical)  # what the lookups read changed: made again
+        new = copy.copy(self)
+        new.projection, new.entries, new.lexical = projection, projection.entries, lexical
+        new.source, new.reused = "memory", False
+        gone = set(changed)
+        new._symbols = {k: v for k, v in self._symbols.items() if k not in gone}
+        if any(a.symbols != b.symbols for a, b in zip(after, before)):
+            by_symbol = defaultdict(list, self.by_symbol)
+            for number, old_entry, entry in zip(changed, before, after):
+                for symbol in {s.lower() for s in old_entry.symbols} | {s.lower() for s in entry.symbols}:
+                    by_symbol[symbol] = [i for i in by_symbol.get(symbol, ()) if i != number]
+                for symbol in entry.symbols:
+                    by_symbol[symbol.lower()].append(number)
+            for symbol in [k for k, v in by_symbol.items() if not v]:
+                del by_symbol[symbol]
+            for symbol in {s.lower() for e in after for s in e.symbols}:
+                by_symbol[symbol].sort()
+            new.by_symbol = by_symbol
+        return new
 
     def symbol_sets(self, index: int) -> tuple[frozenset[str], frozenset[str]]:
         """The lower-cased exported and declared names of an entry."""
@@ -465,4 +499,21 @@ def retriever_of(state: ModelState, mode: str = "combined") -> Retriever:
         resolved,  # the model's machinery: not loaded by a search of a stored index
     )
     state = resolved(state)
+    if mode == "combined":
+        return state.view(COMBINED, lambda: combined_retriever(state, projection_of(state)))
     return state.view(retriever_key(mode), built(lambda: Retriever(projection_of(state), mode)))
+
+
+def combined_retriever(state: ModelState, projection: Projection) -> Retriever:
+    """The combined retriever of a state over its projection: patched from an ancestor's when the projection was
+    patched from that one's (`docbridge.engine.retrieval.incremental`), else built."""
+    origin = projection.origin
+    seed = state.seed(COMBINED.name)
+    ancestor: Retriever | None = seed.value if seed is not None else None
+    if ancestor is not None and origin is not None and ancestor.projection is origin[0]():
+        found = ancestor.patched(projection, origin[1])
+        if found is not None:
+            return found
+    elif ancestor is not None and origin is None and ancestor.projection is projection:
+        return ancestor  # nothing it ranks changed since
+    return built(lambda: Retriever(projection, "combined"))()

@@ -33,7 +33,7 @@ from immutables import Map
 V = TypeVar("V")
 
 
-SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by")
+SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by", "projection", "retriever:combined")
 MAX_SEED_CHANGES = 4096  # beyond this many changed files, derive a view from scratch
 
 
@@ -243,6 +243,12 @@ class ModelState:
                     return value
             return build()  # built here: the same thread asks again while building it, or the other build failed
         return found  # type: ignore[no-any-return]  # stored under this key by `build`, so a V
+
+    def replace_view(self, key: ViewKey[V], value: V) -> None:
+        """Put an equivalent value in place of a built view (a search index patched after edits, compacted once
+        they pause); a view not built yet is left to be built."""
+        if self.has_view(key):
+            self._views[key.name] = value
 
     def has_view(self, key: ViewKey[Any] | str) -> bool:
         """Whether the view is built (not merely being built)."""

@@ -182,6 +182,74 @@ def classification(path: str, frontmatter: dict[str, str], agent_root: str | Non
     return "unclassified"
 
 
+def document_entity(ws: Workspace, path: str, facts: Any) -> Entity:
+    """A document's entity: its facts and what its resolution found ambiguous."""
+    resolution = ws.documents.get(path)
+    frontmatter = dict(facts.frontmatter)
+    data: dict[str, Any] = {
+        "headings": [{"level": h.level, "text": h.text, "slug": h.slug, "line": h.line}
+                     for h in facts.headings[:256]],
+        "frontmatter": frontmatter,
+        "word_count": facts.word_count,
+        "generated_regions": [{"start_line": r.start_line, "end_line": r.end_line, "hash": r.recorded_hash,
+                               "computed_hash": r.computed_hash, "closed": r.closed} for r in facts.regions],
+        "language": facts.language,
+        "classification": classification(path, frontmatter, ws.config.corpus.agent.root),
+    }
+    if resolution is not None:
+        if resolution.truncated:
+            data["evidence_truncated"] = True
+        ambiguous = [r for r in resolution.references if r.status == "ambiguous" and r.symbol]
+        if ambiguous:
+            by_symbol: dict[str, dict[str, Any]] = {}
+            for ref in ambiguous:
+                entry = by_symbol.setdefault(ref.symbol or "", {
+                    "symbol": ref.symbol, "candidates": list(ref.candidates[:32]),
+                    "candidate_count": len(ref.candidates), "lines": []})
+                if ref.span.line not in entry["lines"]:
+                    entry["lines"].append(ref.span.line)
+            data["ambiguous_symbols"] = [by_symbol[k] for k in sorted(by_symbol)][:64]
+    return Entity(entity_id(DOCUMENT, path), DOCUMENT, path, facts.title or path.rsplit("/", 1)[-1],
+                  facts.summary, facts.content_hash, data=data)
+
+
+def module_entity(ws: Workspace, path: str, module_facts: Any) -> Entity:
+    """A module's entity: its exports, its imports with what each resolved to, its area and package."""
+    layout = ws.universe.layout
+    assert layout is not None
+    module_resolution = ws.modules.get(path)
+    targets = {id(o.imp): o.target for o in module_resolution.imports} if module_resolution else {}
+    area_path = layout.module_area.get(path)
+    package = layout.package_of(path)
+    data = {
+        "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
+                     **({"source": e.source} if e.source else {})} for e in module_facts.exports],
+        "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
+                     "target": targets.get(id(i))} for i in module_facts.imports],
+        "area": entity_id(AREA, area_path) if area_path else None,
+        "package": package.id if package else None,
+    }
+    if module_facts.parse_errors:
+        data["parse_errors"] = module_facts.parse_errors
+    return Entity(entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, module_facts.content_hash,
+                  data=data)
+
+
+def package_entity(info: Any) -> Entity:
+    package_facts = info.facts
+    data = {"directory": info.directory, "manifest": info.manifest,
+            "scripts": dict(package_facts.scripts) if package_facts else {},
+            "package_manager": package_facts.package_manager if package_facts else None}
+    return Entity(info.id, PACKAGE, info.directory, info.name, None,
+                  package_facts.content_hash if package_facts else None, data=data)
+
+
+def area_entity(area: Any) -> Entity:
+    return Entity(area.id, AREA, area.path, area.name, None, None, data={
+        "package": area.package_id, "parent": area.parent_id, "ownership_id": area.ownership_id,
+        "module_count": len(area.modules)})
+
+
 def build_snapshot(ws: Workspace) -> Snapshot:
     u = ws.universe
     layout = u.layout
@@ -190,77 +258,28 @@ def build_snapshot(ws: Workspace) -> Snapshot:
     entities: dict[str, Entity] = {}
     relations: list[Relation] = []
     hashes: dict[str, str] = {}
-    agent_root = config.corpus.agent.root
 
     for path, facts in u.documents.items():
         hashes[path] = facts.content_hash
-        resolution = ws.documents.get(path)
-        frontmatter = dict(facts.frontmatter)
-        data: dict[str, Any] = {
-            "headings": [{"level": h.level, "text": h.text, "slug": h.slug, "line": h.line}
-                         for h in facts.headings[:256]],
-            "frontmatter": frontmatter,
-            "word_count": facts.word_count,
-            "generated_regions": [{"start_line": r.start_line, "end_line": r.end_line, "hash": r.recorded_hash,
-                                   "computed_hash": r.computed_hash, "closed": r.closed} for r in facts.regions],
-            "language": facts.language,
-            "classification": classification(path, frontmatter, agent_root),
-        }
-        if resolution is not None:
-            if resolution.truncated:
-                data["evidence_truncated"] = True
-            ambiguous = [r for r in resolution.references if r.status == "ambiguous" and r.symbol]
-            if ambiguous:
-                by_symbol: dict[str, dict[str, Any]] = {}
-                for ref in ambiguous:
-                    entry = by_symbol.setdefault(ref.symbol or "", {
-                        "symbol": ref.symbol, "candidates": list(ref.candidates[:32]),
-                        "candidate_count": len(ref.candidates), "lines": []})
-                    if ref.span.line not in entry["lines"]:
-                        entry["lines"].append(ref.span.line)
-                data["ambiguous_symbols"] = [by_symbol[k] for k in sorted(by_symbol)][:64]
-        entities[entity_id(DOCUMENT, path)] = Entity(
-            entity_id(DOCUMENT, path), DOCUMENT, path, facts.title or path.rsplit("/", 1)[-1],
-            facts.summary, facts.content_hash, data=data)
+        entities[entity_id(DOCUMENT, path)] = document_entity(ws, path, facts)
 
     externals: set[str] = set()
     for path, module_facts in u.modules.items():
         hashes[path] = module_facts.content_hash
+        entities[entity_id(MODULE, path)] = module_entity(ws, path, module_facts)
         module_resolution = ws.modules.get(path)
-        targets = {id(o.imp): o.target for o in module_resolution.imports} if module_resolution else {}
-        area_path = layout.module_area.get(path)
-        package = layout.package_of(path)
-        data = {
-            "exports": [{"name": e.name, "kind": e.kind, "line": e.line, "column": e.column,
-                         **({"source": e.source} if e.source else {})} for e in module_facts.exports],
-            "imports": [{"specifier": i.specifier, "kind": i.kind, "line": i.line, "column": i.column,
-                         "target": targets.get(id(i))} for i in module_facts.imports],
-            "area": entity_id(AREA, area_path) if area_path else None,
-            "package": package.id if package else None,
-        }
-        if module_facts.parse_errors:
-            data["parse_errors"] = module_facts.parse_errors
-        entities[entity_id(MODULE, path)] = Entity(
-            entity_id(MODULE, path), MODULE, path, path.rsplit("/", 1)[-1], None, module_facts.content_hash, data=data)
         if module_resolution:
             for relation in (*module_resolution.relations, *module_resolution.wiring):
                 if relation.target.startswith(EXTERNAL + ":"):
                     externals.add(relation.target)
 
     for info in layout.packages.values():
-        package_facts = info.facts
-        if package_facts is not None:
-            hashes[package_facts.path] = package_facts.content_hash
-        data = {"directory": info.directory, "manifest": info.manifest,
-                "scripts": dict(package_facts.scripts) if package_facts else {},
-                "package_manager": package_facts.package_manager if package_facts else None}
-        entities[info.id] = Entity(info.id, PACKAGE, info.directory, info.name, None,
-                                   package_facts.content_hash if package_facts else None, data=data)
+        if info.facts is not None:
+            hashes[info.facts.path] = info.facts.content_hash
+        entities[info.id] = package_entity(info)
 
     for area in layout.areas.values():
-        entities[area.id] = Entity(area.id, AREA, area.path, area.name, None, None, data={
-            "package": area.package_id, "parent": area.parent_id, "ownership_id": area.ownership_id,
-            "module_count": len(area.modules)})
+        entities[area.id] = area_entity(area)
 
     for external in sorted(externals):
         entities[external] = Entity(external, EXTERNAL, None, split_id(external)[1])
@@ -413,13 +432,9 @@ def _unresolved_declarations(ws: Workspace) -> tuple[dict[str, Entity], list[Rel
         facts = ws.universe.documents.get(path)
         if facts is None:
             continue
-        for reference in resolution.references:
-            if reference.origin == "covers" and reference.status == "unresolved" and reference.text:
-                span = reference.span
-                evidence = Evidence(path, span.line, span.column, span.end_line, span.end_column)
-                written.setdefault(reference.text, []).append(evidence)
-                covers.append(Relation(entity_id(DOCUMENT, path), unresolved_id(reference.text), "covers", (evidence,),
-                                       "declared", "declared"))
+        for text, relation in _declared_covers(path, resolution):
+            written.setdefault(text, []).extend(relation.evidence)
+            covers.append(relation)
         for index, source, target in resolution.declared_endpoints:
             declaration = facts.declarations[index]
             evidence = Evidence(path, declaration.line, declaration.column, declaration.line, declaration.end_column)
@@ -434,6 +449,33 @@ def _unresolved_declarations(ws: Workspace) -> tuple[dict[str, Entity], list[Rel
             "reference": name, "evidence": [e.to_json(None) for e in places[:MAX_EVIDENCE]],
             "documents": sorted({e.path for e in places})})
     return entities, covers
+
+
+def _declared_covers(path: str, resolution: Any) -> list[tuple[str, Relation]]:
+    """A declared `covers` from the document for each name its `covers` writes that names nothing (with the name)."""
+    out = []
+    for reference in resolution.references:
+        if reference.origin == "covers" and reference.status == "unresolved" and reference.text:
+            span = reference.span
+            evidence = Evidence(path, span.line, span.column, span.end_line, span.end_column)
+            out.append((reference.text, Relation(entity_id(DOCUMENT, path), unresolved_id(reference.text), "covers",
+                                                 (evidence,), "declared", "declared")))
+    return out
+
+
+def relations_from(ws: Workspace, path: str) -> list[Relation]:
+    """The relations of the snapshot whose source is the entity of the document or module at `path`, merged as
+    the snapshot merges them (evidence aside: where the relations are written is not what they say)."""
+    resolution = ws.documents.get(path)
+    if resolution is not None:
+        source = entity_id(DOCUMENT, path)
+        own = [*resolution.relations, *resolution.citations,
+               *(r for r in _ownership_covers(ws, {}) if r.source == source),
+               *(r for _, r in _declared_covers(path, resolution))]
+    else:
+        module_resolution = ws.modules.get(path)
+        own = list(module_resolution.relations) if module_resolution is not None else []
+    return _merge(own)
 
 
 def _ownership_covers(ws: Workspace, hashes: dict[str, str]) -> list[Relation]:
@@ -550,4 +592,5 @@ def snapshot_of(state: ModelState) -> Snapshot:
     return state.view(SNAPSHOT, built(lambda: build_snapshot(state)))
 
 
-__all__ = ["SNAPSHOT", "Entity", "Snapshot", "build_snapshot", "classification", "snapshot_of"]
+__all__ = ["SNAPSHOT", "Entity", "Snapshot", "area_entity", "build_snapshot", "classification", "document_entity",
+           "module_entity", "package_entity", "relations_from", "snapshot_of"]

@@ -1,0 +1,135 @@
+"""Search right after an edit: the projection and the lexical index are patched from the previous state's, and
+answer as a build from nothing over the edited tree would (docbridge.engine.retrieval.incremental).
+
+Each edit goes through `Workspace.update` as an editor's buffer; the patched projection is compared entry by entry
+with one projected from a scan from nothing of the same tree written to disk, and searches with that scan's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import copy_fixture
+from docbridge.engine.base.lexicon import tokens
+from docbridge.engine.retrieval.rank import Retriever
+from docbridge.engine.workspace import Workspace
+from support.incremental import edit_and_rescan
+
+
+def _entries(projection: object) -> list[dict[str, object]]:
+    return [e.to_json() for e in projection.entries]  # type: ignore[attr-defined]
+
+
+def _edited(root: Path, path: str, change: object) -> tuple[Workspace, Workspace]:
+    """A workspace whose search index was built, then `path` edited (`change(text) -> text`); and a scan from
+    nothing of the edited tree."""
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.retriever()
+    text = (root / path).read_text(encoding="utf-8")
+    edited = change(text)  # type: ignore[operator]
+    assert edited != text, "the edit changes the file"
+    fresh = edit_and_rescan(ws, root, path, edited)
+    return ws, fresh
+
+
+# (fixture, file, edit, the entries it must change besides its own)
+PROSE_EDITS = [
+    ("acme", "docs/billing.md", lambda t: t + "\nRefunds are reconciled nightly against the ledger.\n", []),
+    # the agent document of the src/billing ownership: the area inherits its text
+    ("acme", "docs/for-agents/billing.md", lambda t: t + "\nAlways run the ledger reconciliation first.\n",
+     ["area:src/billing"]),
+    # the index page of docs/: the directory's summary is the page's first paragraph
+    ("acme", "docs/README.md", lambda t: t.replace("Start here.", "Begin with this page."), ["directory:docs"]),
+    ("acme", "src/billing/invoice.ts", lambda t: "// Invoices are numbered per tenant.\n" + t, []),
+    # a package's README: the package's summary is its opening paragraph
+    ("monorepo", "packages/web/README.md",
+     lambda t: t.replace("The customer-facing React app", "The React app customers use"), ["package:@mono/web"]),
+]
+
+
+@pytest.mark.parametrize(("fixture", "path", "change", "borrowers"), PROSE_EDITS,
+                         ids=[f"{f}:{p}" for f, p, _, _ in PROSE_EDITS])
+def test_a_prose_edit_patches_the_projection_as_a_build_from_nothing_would(
+        tmp_path: Path, fixture: str, path: str, change: object, borrowers: list[str]) -> None:
+    root = copy_fixture(fixture, tmp_path)
+    ws, fresh = _edited(root, path, change)
+    original = Workspace(copy_fixture(fixture, tmp_path / "before"), use_cache=False)
+    original.scan()
+    before = original.projection().by_id
+    patched = ws.projection()
+    assert patched.origin is not None, "a prose edit patches the projection"
+    assert _entries(patched) == _entries(fresh.projection())
+    changed = {patched.entries[i].id for i in patched.origin[1]}
+    kind = "document" if path.endswith(".md") else "module"
+    assert f"{kind}:{path}" in changed
+    for borrower in borrowers:
+        assert borrower in changed
+        assert patched.by_id[borrower] != before[borrower]
+
+
+def test_a_prose_edit_of_a_page_with_copies_chooses_the_canonical_copy_again(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "docs/v1").mkdir(parents=True)
+    (root / "docs/v2").mkdir(parents=True)
+    (root / "package.json").write_text('{"name": "copies", "version": "1.0.0"}\n', encoding="utf-8")
+    (root / "docs/v1/install.md").write_text("# Install\n\nRun the installer and follow its prompts to the end.\n",
+                                             encoding="utf-8")
+    (root / "docs/v2/install.md").write_text("# Install\n\nRun the installer.\n", encoding="utf-8")
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    first = ws.projection()
+    assert first.by_id["document:docs/v2/install.md"].variant_of == "document:docs/v1/install.md"  # the longer
+    # v2 grows longer than v1: it becomes the canonical copy (the projection is patched, the copies regrouped)
+    longer = "# Install\n\nRun the installer, answer its questions about the target folder, the shell and the " \
+             "proxy, then restart the terminal so the new path is read.\n"
+    fresh = edit_and_rescan(ws, root, "docs/v2/install.md", longer)
+    patched = ws.projection()
+    assert patched.origin is not None
+    assert _entries(patched) == _entries(fresh.projection())
+    assert patched.by_id["document:docs/v1/install.md"].variant_of == "document:docs/v2/install.md"
+
+
+@pytest.mark.parametrize(("path", "change"), [
+    ("docs/billing.md", lambda t: t + "\nSee [the orders page](./orders.md).\n"),  # a new link
+    ("docs/billing.md", lambda t: t.replace("title: Billing", "title: Billing and invoices", 1)),  # a new title
+    ("src/billing/invoice.ts", lambda t: "import '../util/logger.js';\n" + t),  # a new import
+], ids=["link", "title", "import"])
+def test_an_edit_that_changes_what_the_graph_or_a_title_holds_builds_the_projection_whole(
+        tmp_path: Path, path: str, change: object) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws, fresh = _edited(root, path, change)
+    projection = ws.projection()
+    assert projection.origin is None
+    assert _entries(projection) == _entries(fresh.projection())
+
+
+def test_search_right_after_edits_ranks_as_a_fresh_build_and_forgets_the_old_text(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    queries = [case["input"] for case in json.loads((root / "retrieval-suite.json").read_text())["cases"]]
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.retriever()
+    billing = (root / "docs/billing.md").read_text(encoding="utf-8")
+    invoice = (root / "src/billing/invoice.ts").read_text(encoding="utf-8")
+    edits = [("docs/billing.md", billing + "\nRefunds settle through the quokkaledger.\n"),
+             ("src/billing/invoice.ts", invoice + "\n// numbered by the quokkaledger sequence\n"),
+             ("docs/billing.md", billing + "\nRefunds settle through the wombatledger.\n")]
+    for path, text in edits:
+        fresh = edit_and_rescan(ws, root, path, text)
+        patched = ws.retriever()
+        assert patched.lexical.patched_since_built()
+        rebuilt = Retriever(fresh.projection())
+        for query in [*queries, "quokkaledger", "wombatledger", "refunds settle"]:
+            assert [r.entry.id for r in patched.search(query, 10)] == [r.entry.id for r in rebuilt.search(query, 10)], \
+                query
+    found = [r.entry.id for r in ws.retriever().search("quokkaledger", 5)]
+    assert found == ["module:src/billing/invoice.ts"]  # the page no longer says it
+    assert [r.entry.id for r in ws.retriever().search("wombatledger", 5)][:1] == ["document:docs/billing.md"]
+    # undone: the word only that text held is gone from the vocabulary typo correction reads, as in a fresh build
+    fresh = edit_and_rescan(ws, root, "docs/billing.md", billing)
+    vocabulary = ws.retriever().lexical.vocabulary()
+    [wombat], [quokka] = tokens("wombatledger"), tokens("quokkaledger")  # as indexed (stemmed)
+    assert wombat not in vocabulary and quokka in vocabulary
+    assert vocabulary == Retriever(fresh.projection()).lexical.vocabulary()
