@@ -30,6 +30,7 @@ from docbridge.engine.retrieval.project import (
     PROJECTION,
     Entry,
     Projection,
+    SnapshotHash,
     _entity_entry,
     _Graph,
     _limit,
@@ -65,20 +66,6 @@ def with_basis(projection: Projection | None, state: ModelState) -> Projection |
     return projection
 
 
-class _SnapshotHash:
-    """The hash of a state's snapshot, built only if a header is asked for (storing the index does)."""
-
-    __slots__ = ("state",)
-
-    def __init__(self, state: ModelState) -> None:
-        self.state = state
-
-    @property
-    def content_hash(self) -> str:
-        from docbridge.engine.views.snapshot import snapshot_of
-        return snapshot_of(self.state).content_hash
-
-
 def patched_projection(state: ModelState) -> Projection | None:
     """The state's projection patched from the one an ancestor built, when every change since is one a patch
     covers (see the module's note); None otherwise."""
@@ -108,7 +95,7 @@ def patched_projection(state: ModelState) -> Projection | None:
         index = positions[eid]
         entries[index] = entry
         changed.append(index)
-    projection = Projection(entries, old.weights, _SnapshotHash(state), old.configuration_hash, old.overlay_hash,
+    projection = Projection(entries, old.weights, SnapshotHash(state), old.configuration_hash, old.overlay_hash,
                             params=old.params, basis=old.basis, owners=owners, out_hashes=old.out_hashes,
                             origin=(weakref.ref(old), tuple(sorted(changed))))
     projection.positions = positions

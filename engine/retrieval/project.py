@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -268,20 +269,26 @@ def _limit(text: str, name: str) -> str:
 
 def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = None,
             overlay: bool | None = None) -> Projection:
-    """Build the projection from a resolved workspace and its snapshot (with the live accepted enrichment
-    while `intelligence.registry.enabled`, or as `overlay` says when given)."""
+    """Build the projection from a resolved workspace and its snapshot, or from the workspace alone when
+    `snapshot` is None (its entities made one at a time, never all held), with the live accepted enrichment
+    while `intelligence.registry.enabled`, or as `overlay` says when given (which needs the snapshot)."""
+    from docbridge.engine.views.snapshot import relations_of, units_of  # the model's machinery
     config = ws.config
-    entities = snapshot.entities
     layout = ws.universe.layout
     assert layout is not None
-    relations: list[Relation] = [r for r in snapshot.relations if ranked(r)]
+    if snapshot is not None:
+        units = [(e.id, e.kind, e.path, partial(_same, e)) for e in snapshot.entities.values()
+                 if e.kind in _ATTACH_ORDER and e.path is not None]
+        relations: list[Relation] = [r for r in snapshot.relations if ranked(r)]
+    else:  # from the state, one entity at a time, none kept (a snapshot holds every one)
+        units = units_of(ws)
+        relations = [r for r in relations_of(ws) if ranked(r)]
     ranks = pagerank(build_digraph(relations, CANONICALITY_KINDS))
 
     # ownership records attach to the entity at exactly their path
     by_path: dict[str, list[str]] = defaultdict(list)
-    for entity in entities.values():
-        if entity.kind in _ATTACH_ORDER and entity.path is not None:
-            by_path[entity.path].append(entity.id)
+    for eid, _kind, path, _entity in units:
+        by_path[path].append(eid)
     owners: dict[str, list[Any]] = defaultdict(list)
     orphans = []
     for record in config.ownership:
@@ -312,12 +319,9 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     graph = _Graph(ranks, {eid: _kept_edges(found) for eid, found in edges.items()},
                    {eid: tuple(sorted(found)) for eid, found in covered_by.items()},
                    {eid: tuple(sorted(found)) for eid, found in mentioned_by.items()},
-                   _public_surface(entities, relations, layout), _dependents(layout))
-    entries: list[Entry] = []
-    for entity in entities.values():
-        if entity.kind not in _ATTACH_ORDER or entity.path is None:
-            continue
-        entries.append(_entity_entry(ws, entity, owners.get(entity.id, []), graph))
+                   _public_surface({path for _, kind, path, _ in units if kind == MODULE}, relations, layout),
+                   _dependents(layout))
+    entries = [_entity_entry(ws, entity(), owners.get(eid, []), graph) for eid, _kind, _path, entity in units]
 
     entries.extend(_directories(entries, layout))
     _mark_variants(entries, ws, ranks)
@@ -353,9 +357,10 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
                     "aliases": " ".join([*change_aliases, "change"]), "summary": "", "body": ""},
             content_hash=canonical_hash({"change": change.model_dump(mode="json")}), provenance="declared",
             confidence="declared"))
-    overlay_hash = apply_overlay(ws.root, config, entries, entities, overlay)  # live accepted enrichment
+    overlay_hash = apply_overlay(ws.root, config, entries, snapshot, overlay)  # live accepted enrichment
     entries.sort(key=lambda e: e.id)
-    return Projection(entries, weights or config.weights(), snapshot, config.content_hash(), overlay_hash,
+    return Projection(entries, weights or config.weights(), snapshot if snapshot is not None else SnapshotHash(ws),
+                      config.content_hash(), overlay_hash,
                       params=config.retrieval.params.tuned(), owners=dict(owners),
                       out_hashes={eid: hash(frozenset(found.items())) for eid, found in outgoing.items()})
 
@@ -494,11 +499,29 @@ def initials(name: str) -> list[str]:
     return [letters[:n] for n in range(len(letters), 1, -1)]
 
 
-def _public_surface(entities: dict[str, Any], relations: list[Relation], layout: Any) -> set[str]:
+class SnapshotHash:
+    """The hash of a state's snapshot, the snapshot built only if a projection's header is asked for (storing it
+    does)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    @property
+    def content_hash(self) -> str:
+        from docbridge.engine.views.snapshot import snapshot_of
+        return snapshot_of(self.state).content_hash
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _public_surface(modules: set[str], relations: list[Relation], layout: Any) -> set[str]:
     """Modules a package's entry module exports, directly or through re-exports: the package's public
     surface. The entry is found as imports of the package name find it (its manifest's entry points, a
     built path mapped back to src/, then src/index and index)."""
-    modules = {e.path for e in entities.values() if e.kind == MODULE and e.path}
     reexports: dict[str, list[str]] = defaultdict(list)
     for relation in relations:
         if relation.kind == "re-exports" and relation.target.startswith("module:"):
@@ -664,8 +687,7 @@ def _intent_slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "intent"
 
 
-def apply_overlay(root: Path, config: Any, entries: list[Any], entities: dict[str, Any],
-                  force: bool | None = None) -> str:
+def apply_overlay(root: Path, config: Any, entries: list[Any], snapshot: Any, force: bool | None = None) -> str:
     """Apply the live accepted entries to the projection's entries (in place); the overlay hash.
 
     Aliases, summaries (only where none), intents (new entries, provenance `proposed`), the canonical
@@ -673,6 +695,9 @@ def apply_overlay(root: Path, config: Any, entries: list[Any], entities: dict[st
     confidence `proposed`). Flags and area suggestions change nothing. Observed fields are only added to."""
     if not (enabled(config) if force is None else force):
         return EMPTY_OVERLAY_HASH
+    if snapshot is None:
+        raise ValueError("the accepted enrichment is applied to a projection built from a snapshot")
+    entities = snapshot.entities
     live, _ = live_entries(read_overlay(root), entities)
     if not live:
         return EMPTY_OVERLAY_HASH
@@ -739,7 +764,8 @@ def projection_of(state: ModelState) -> Projection:
     state = resolved(state)
 
     def whole() -> Projection:
-        projection = project(state, snapshot_of(state))
+        # the snapshot only when the accepted enrichment reads its entities: otherwise none is built for search
+        projection = project(state, snapshot_of(state) if enabled(state.config) else None)
         projection.basis = basis(state)
         return projection
     return state.view(PROJECTION, lambda: patched_projection(state) or built(whole)())

@@ -11,8 +11,9 @@ import bisect
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.hashing import canonical_json
@@ -256,7 +257,6 @@ def build_snapshot(ws: Workspace) -> Snapshot:
     assert layout is not None
     config = ws.config
     entities: dict[str, Entity] = {}
-    relations: list[Relation] = []
     hashes: dict[str, str] = {}
 
     for path, facts in u.documents.items():
@@ -293,7 +293,17 @@ def build_snapshot(ws: Workspace) -> Snapshot:
         entities[eid] = Entity(eid, CHANGE, change.start_here, change.title, change.title, provenance="declared",
                                confidence="declared", data={"related_packages": list(change.related_packages)})
 
-    # relations observed in files
+    relations, unresolved = _relations(ws, hashes)
+    entities.update(unresolved)
+
+    coverage = _coverage(ws)
+    entities = dict(sorted(entities.items()))
+    return Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
+
+
+def _relations(ws: Workspace, hashes: dict[str, str]) -> tuple[list[Relation], dict[str, Entity]]:
+    """Every relation of the snapshot, merged and sorted; and the unresolved names documents declare."""
+    relations: list[Relation] = []
     for resolution in ws.documents.values():
         relations.extend(resolution.relations)
         relations.extend(resolution.citations)  # fenced code's citations (merged into a mention of the same symbol)
@@ -304,13 +314,31 @@ def build_snapshot(ws: Workspace) -> Snapshot:
     relations.extend(_ownership_covers(ws, hashes))
     relations.extend(_dependencies(ws))
     unresolved, declared_covers = _unresolved_declarations(ws)
-    entities.update(unresolved)
     relations.extend(declared_covers)
-    relations = _merge(relations)
+    return _merge(relations), unresolved
 
-    coverage = _coverage(ws)
-    entities = dict(sorted(entities.items()))
-    return Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
+
+def relations_of(ws: Workspace) -> list[Relation]:
+    """The snapshot's relations without its entities (what the retrieval projection reads)."""
+    return _relations(ws, {})[0]
+
+
+def units_of(ws: Workspace) -> list[tuple[str, str, str, Callable[[], Entity]]]:
+    """The documents, modules, packages and areas as (id, kind, path, its entity when asked), in the snapshot's
+    order: what the retrieval projection reads of its entities, one entity at a time."""
+    universe = ws.universe
+    layout = universe.layout
+    assert layout is not None
+    units: list[tuple[str, str, str, Callable[[], Entity]]] = []
+    for path, facts in universe.documents.items():
+        units.append((entity_id(DOCUMENT, path), DOCUMENT, path, partial(document_entity, ws, path, facts)))
+    for path, module_facts in universe.modules.items():
+        units.append((entity_id(MODULE, path), MODULE, path, partial(module_entity, ws, path, module_facts)))
+    for info in layout.packages.values():
+        units.append((info.id, PACKAGE, info.directory, partial(package_entity, info)))
+    for area in layout.areas.values():
+        units.append((area.id, AREA, area.path, partial(area_entity, area)))
+    return sorted({unit[0]: unit for unit in units}.values(), key=lambda unit: unit[0])
 
 
 def _merge(relations: list[Relation]) -> list[Relation]:
@@ -593,4 +621,4 @@ def snapshot_of(state: ModelState) -> Snapshot:
 
 
 __all__ = ["SNAPSHOT", "Entity", "Snapshot", "area_entity", "build_snapshot", "classification", "document_entity",
-           "module_entity", "package_entity", "relations_from", "snapshot_of"]
+           "module_entity", "package_entity", "relations_from", "relations_of", "snapshot_of", "units_of"]
