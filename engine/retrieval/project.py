@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -276,6 +277,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     config = ws.config
     layout = ws.universe.layout
     assert layout is not None
+    units: list[tuple[str, str, str, Callable[[], Any]]]
     if snapshot is not None:
         units = [(e.id, e.kind, e.path, partial(_same, e)) for e in snapshot.entities.values()
                  if e.kind in _ATTACH_ORDER and e.path is not None]
