@@ -133,3 +133,21 @@ def test_search_right_after_edits_ranks_as_a_fresh_build_and_forgets_the_old_tex
     [wombat], [quokka] = tokens("wombatledger"), tokens("quokkaledger")  # as indexed (stemmed)
     assert wombat not in vocabulary and quokka in vocabulary
     assert vocabulary == Retriever(fresh.projection()).lexical.vocabulary()
+
+
+def test_a_projection_read_from_the_stored_index_is_patched_after_an_edit(tmp_path: Path) -> None:
+    from docbridge.engine.artifacts.snapshot_file import projection_for, stored_or_built_projection
+    root = copy_fixture("acme", tmp_path)
+    writer = Workspace(root)
+    writer.scan()
+    projection_for(writer)  # what `docbridge search` stores under .docbridge/index
+    ws = Workspace(root)
+    ws.scan()
+    stored = stored_or_built_projection(ws.state)
+    assert stored.out_hashes and stored.basis is not None, "read from disk, with what a patch compares"
+    assert stored.snapshot_hash_source == writer.projection().header()["snapshot_hash"]
+    path = "docs/billing.md"
+    fresh = edit_and_rescan(ws, root, path, (root / path).read_text(encoding="utf-8") + "\nRefunds settle nightly.\n")
+    patched = stored_or_built_projection(ws.state)
+    assert patched.origin is not None
+    assert _entries(patched) == _entries(fresh.projection())

@@ -185,6 +185,9 @@ def load_projection(workspace: Any) -> Any | None:
     if projection is None or projection.weights != workspace.config.weights() or \
             projection.params != workspace.config.retrieval.params.tuned():
         return None
+    hashes = state.get("out_hashes")  # what a patch after an edit compares with (engine.retrieval.incremental)
+    if type(hashes) is dict and all(type(k) is str and type(v) is str for k, v in hashes.items()):
+        projection.out_hashes = hashes
     return projection
 
 
@@ -220,7 +223,8 @@ def store_projection(workspace: Any, projection: Any) -> None:
         write_sealed(artifact_dir(workspace.root) / "index" / "projection.json", PROJECTION_KIND, {
             "fingerprint": workspace.input_fingerprint(), "header": projection.header(),
             "overlay_source": overlay_source(workspace.root, workspace.config),
-            "entries": [e.to_json() for e in projection.entries]},
+            "entries": [e.to_json() for e in projection.entries],
+            **({"out_hashes": dict(sorted(projection.out_hashes.items()))} if projection.out_hashes else {})},
             {"projection_version": PROJECTION_VERSION, "lexicon_version": LEXICON_VERSION})
 
 

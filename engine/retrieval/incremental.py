@@ -11,8 +11,8 @@ before. The lexical index is then updated in place (`docbridge.engine.retrieval.
 What may be reused is checked, never assumed: an edited file's relations, merged as the snapshot merges them,
 must hash as the outgoing edges `project` recorded for its entity (every one, `Projection.out_hashes`: an entry
 keeps at most MAX_EDGES, and an edge to an entity that points back is recorded once), so the graph (PageRank,
-edges, covered-by, mentioned-by, public surface) is the ancestor's. A projection read from disk has no such hashes:
-the first edit after it builds the projection whole. `tests/test_search_after_edit.py` compares patched
+edges, covered-by, mentioned-by, public surface) is the ancestor's. The hashes are stored beside a projection in
+`.docbridge/index`, so one read from there is patched too. `tests/test_search_after_edit.py` compares patched
 projections with fresh ones entry by entry, and their searches.
 """
 
@@ -35,6 +35,7 @@ from docbridge.engine.retrieval.project import (
     _Graph,
     _limit,
     _mark_variants,
+    edges_hash,
     ranked,
 )
 from docbridge.engine.views.snapshot import (
@@ -48,7 +49,6 @@ from docbridge.engine.views.snapshot import (
 if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
 
-_NO_EDGES = hash(frozenset())
 PATCH_LIMIT = 64  # more changed files than this since the ancestor's projection: build it whole
 _INDEX_NAMES = ("readme.md", "index.md", "readme.mdx", "index.mdx")  # a directory's page (project._directories)
 _README_NAMES = ("README.md", "readme.md", "Readme.md", "index.md")  # a package's page (project._readme)
@@ -132,7 +132,7 @@ def _graph_of(entry: Entry) -> _Graph:
                   {entry.id: entry.dependents})
 
 
-def _out_hash(state: ModelState, path: str, eid: str) -> int:
+def _out_hash(state: ModelState, path: str, eid: str) -> str | None:
     """The hash `project` records of an entity's outgoing edges, from the relations of its file."""
     found: dict[tuple[str, str], str] = {}
     for relation in relations_from(state, path):
@@ -142,7 +142,7 @@ def _out_hash(state: ModelState, path: str, eid: str) -> int:
         if kind in EDGE_KINDS or (kind in ("imports", "re-exports") and relation.target.startswith("module:")):
             found.setdefault((kind, relation.target), relation.confidence if relation.confidence == "fuzzy"
                              else relation.provenance)
-    return hash(frozenset(found.items())) if found else _NO_EDGES
+    return edges_hash(found) if found else None
 
 
 def _patch_file(state: ModelState, old: Projection, owners: dict[str, list[Any]], path: str,
@@ -158,7 +158,7 @@ def _patch_file(state: ModelState, old: Projection, owners: dict[str, list[Any]]
         return False  # a manifest, a configuration or a file the model does not analyze
     eid = document_id if is_document else module_id
     before = old.by_id[eid]
-    if old.out_hashes is None or old.out_hashes.get(eid, _NO_EDGES) != _out_hash(state, path, eid):
+    if old.out_hashes is None or old.out_hashes.get(eid) != _out_hash(state, path, eid):
         return False
     if is_document:
         entity = document_entity(state, path, universe.documents[path])

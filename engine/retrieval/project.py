@@ -25,6 +25,7 @@ the projection's header carries.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -226,7 +227,8 @@ class Projection:
     positions: dict[str, int] | None = None  # entry id -> its index in `entries`, once a patch asks
     # entity id -> a hash of its outgoing edges, every one (an entry keeps at most MAX_EDGES, and an edge to an
     # entity that also points back is recorded once): what a patch compares an edited file's relations with
-    out_hashes: dict[str, int] | None = None
+    # (stored beside the projection, outside its content hash); an entity without edges has none
+    out_hashes: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.entries}
@@ -364,7 +366,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     return Projection(entries, weights or config.weights(), snapshot if snapshot is not None else SnapshotHash(ws),
                       config.content_hash(), overlay_hash,
                       params=config.retrieval.params.tuned(), owners=dict(owners),
-                      out_hashes={eid: hash(frozenset(found.items())) for eid, found in outgoing.items()})
+                      out_hashes={eid: edges_hash(found) for eid, found in outgoing.items()})
 
 
 @dataclass(slots=True)
@@ -499,6 +501,12 @@ def initials(name: str) -> list[str]:
         return []
     letters = "".join(w[0].lower() for w in words)
     return [letters[:n] for n in range(len(letters), 1, -1)]
+
+
+def edges_hash(found: dict[tuple[str, str], str]) -> str:
+    """A stable hash of an entity's outgoing edges ((kind, target) -> confidence), whatever their order."""
+    text = "\n".join(sorted(f"{kind}\t{target}\t{confidence}" for (kind, target), confidence in found.items()))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 class SnapshotHash:
