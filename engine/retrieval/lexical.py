@@ -140,8 +140,9 @@ class LexicalIndex:
         the newest version of its tantivy index: a patch is made from the newest only).
 
         tantivy keeps counting a deleted document in its BM25 statistics until segments merge, so a patched
-        index scores its hits again with the statistics of the documents alive (see `_restated`): the same
-        scores as a fresh build's, computed in double precision from tantivy's single-precision parts."""
+        index scores its hits again with the statistics of the documents alive (`_rescored` with `_Statistics`):
+        a fresh build's statistics, the arithmetic in double precision rounded to single, so results whose fresh
+        scores are a unit in the last place apart may swap (tantivy sums in an order of its own)."""
         shared = getattr(self, "_shared", None)
         if shared is None or self.mode != "combined" or self._lengths is None or len(entries) != self.count:
             return None
