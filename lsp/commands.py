@@ -113,11 +113,12 @@ async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
     started = time.perf_counter()
     try:
         retriever = await _lexical_retriever(ls, folder, state)
-        if retriever.lexical.patched_since_built():
-            # patched after edits: searches rescore every hit (milliseconds each); rebuilt whole while edits pause
+        if retriever.lexical.patched_since_built() and folder.state is state:
+            # patched after edits: searches rescore every hit (milliseconds each); rebuilt whole while edits pause,
+            # into an index of its own (not under the folder's index lock: a search after the next edit patches
+            # the current index meanwhile instead of waiting for this)
             from docbridge.engine.retrieval.rank import Retriever
-            async with folder.index_lock:
-                fresh = await asyncio.to_thread(built(lambda: Retriever(retriever.projection, "combined")))
+            fresh = await asyncio.to_thread(built(lambda: Retriever(retriever.projection, "combined")))
             state.replace_view(COMBINED, fresh)
     except Exception:
         log.exception("building the search index failed")

@@ -151,3 +151,42 @@ def test_a_projection_read_from_the_stored_index_is_patched_after_an_edit(tmp_pa
     patched = stored_or_built_projection(ws.state)
     assert patched.origin is not None
     assert _entries(patched) == _entries(fresh.projection())
+
+
+def test_a_copy_naming_its_canonical_page_is_resolved_among_every_page_as_a_build_does(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for folder in ("docs/v1", "docs/v2", "v1"):
+        (root / folder).mkdir(parents=True)
+    (root / "package.json").write_text('{"name": "copies", "version": "1.0.0"}\n', encoding="utf-8")
+    (root / "docs/v1/guide.md").write_text("# Guide\n\nShort.\n", encoding="utf-8")
+    # `../v1/guide.md` is read first from the root: the page outside the copies, which a build then ignores
+    (root / "docs/v2/guide.md").write_text("---\ncanonical: ../v1/guide.md\n---\n# Guide\n\nA longer guide to it.\n",
+                                           encoding="utf-8")
+    (root / "v1/guide.md").write_text("# Old guide\n\nKept for links.\n", encoding="utf-8")
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.projection()
+    text = (root / "docs/v2/guide.md").read_text(encoding="utf-8")
+    fresh = edit_and_rescan(ws, root, "docs/v2/guide.md", text + "\nIt grew a second paragraph.\n")
+    patched = ws.projection()
+    assert patched.origin is not None
+    assert _entries(patched) == _entries(fresh.projection())
+    assert patched.by_id["document:docs/v1/guide.md"].variant_of == "document:docs/v2/guide.md"
+
+
+def test_earlier_states_are_not_kept_alive_by_the_search_index_patched_from_them(tmp_path: Path) -> None:
+    import gc
+    import weakref
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.retriever()
+    text = (root / "docs/billing.md").read_text(encoding="utf-8")
+    states = []
+    for round_ in range(6):
+        ws.update("docs/billing.md", text + f"\nRound {round_} of edits.\n")
+        assert ws.retriever().lexical.patched_since_built()
+        states.append(weakref.ref(ws.state))
+    gc.collect()
+    # the newest state, and at most the one before it (whose projection seeds the next): not the whole history
+    assert sum(state() is not None for state in states) <= 2

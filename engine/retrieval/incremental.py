@@ -195,9 +195,10 @@ def _patch_file(state: ModelState, old: Projection, owners: dict[str, list[Any]]
 def _regroup(state: ModelState, old: Projection, page: Entry, replaced: dict[str, Entry]) -> None:
     """Which copy of a page is canonical, chosen again among its copies (its length is one criterion)."""
     key = (page.path.rsplit("/", 1)[-1].lower(), page.title.strip().lower())
-    members = [replace(replaced.get(e.id, e), variant_of=None, variants=0) for e in old.entries
-               if e.kind == DOCUMENT and (e.path.rsplit("/", 1)[-1].lower(), e.title.strip().lower()) == key]
-    _mark_variants(members, state, {m.id: m.pagerank for m in members})
+    documents = {e.path: e for e in old.entries if e.kind == DOCUMENT}  # where a `ref` or `canonical` may point
+    members = [replace(replaced.get(e.id, e), variant_of=None, variants=0) for e in documents.values()
+               if (e.path.rsplit("/", 1)[-1].lower(), e.title.strip().lower()) == key]
+    _mark_variants(members, state, {m.id: m.pagerank for m in members}, documents)
     for member in members:
         current = replaced.get(member.id) or old.by_id[member.id]
         if (member.variant_of, member.variants) != (current.variant_of, current.variants) or member.id in replaced:

@@ -24,6 +24,7 @@ own text, so an index opened from disk answers exactly like one just built.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import struct
@@ -146,6 +147,8 @@ class LexicalIndex:
         shared = getattr(self, "_shared", None)
         if shared is None or self.mode != "combined" or self._lengths is None or len(entries) != self.count:
             return None
+        if set(self.weights) != set(FIELDS):
+            return None  # a field weighted 0 is in the vocabulary but not in the index, which the patch reads
         new = LexicalIndex.__new__(LexicalIndex)
         new._setup(entries, self.weights, self.mode)
         new.k1, new.b = self.k1, self.b
@@ -157,18 +160,26 @@ class LexicalIndex:
         with shared.lock:
             if shared.head is not self:
                 return None
+            shared.head = None  # until this patch is complete: a failure leaves nothing to patch from
             writer = self.index.writer(heap_size=15_000_000, num_threads=1)
-            for number in changed:
-                removed |= self._all_tokens(number)
-                per_field = {name: tokens(entries[number].fields.get(name, "")) for name in FIELDS}
-                for values in per_field.values():
-                    added.update(values)
-                packed[number] = _pack(per_field)
-                document, lengths[number] = new._document(number, per_field)
-                writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "n", number))
-                writer.add_document(document)
-            writer.commit()
-            writer.wait_merging_threads()
+            try:
+                for number in changed:
+                    removed |= self._all_tokens(number)
+                    per_field = {name: tokens(entries[number].fields.get(name, "")) for name in FIELDS}
+                    for values in per_field.values():
+                        added.update(values)
+                    packed[number] = _pack(per_field)
+                    document, lengths[number] = new._document(number, per_field)
+                    writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "n", number))
+                    writer.add_document(document)
+                writer.commit()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    writer.rollback()
+                raise
+            finally:
+                with contextlib.suppress(Exception):
+                    writer.wait_merging_threads()  # the writer is released (it holds the index's lock)
             self.index.reload()
             new.searcher = self.index.searcher()
             shared.head = new

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -511,17 +512,21 @@ def edges_hash(found: dict[tuple[str, str], str]) -> str:
 
 class SnapshotHash:
     """The hash of a state's snapshot, the snapshot built only if a projection's header is asked for (storing it
-    does)."""
+    does). The state is held weakly: a projection outlives its state as the seed of the next one, and a strong
+    reference would keep every earlier state alive through the seeds."""
 
     __slots__ = ("state",)
 
     def __init__(self, state: Any) -> None:
-        self.state = state
+        self.state = weakref.ref(state)
 
     @property
     def content_hash(self) -> str:
         from docbridge.engine.views.snapshot import snapshot_of
-        return snapshot_of(self.state).content_hash
+        state = self.state()
+        if state is None:
+            raise RuntimeError("the model state this projection was built from is gone: its header cannot be made")
+        return snapshot_of(state).content_hash
 
 
 def _same(value: Any) -> Any:
@@ -627,12 +632,16 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
     return out
 
 
-def _mark_variants(entries: list[Entry], ws: Workspace, ranks: dict[str, float]) -> None:
+def _mark_variants(entries: list[Entry], ws: Workspace, ranks: dict[str, float],
+                   documents: dict[str, Entry] | None = None) -> None:
     """Group documents that are copies of one page (same file name, same title, different folders) and
-    point each copy at the canonical one."""
-    documents = {e.path: e for e in entries if e.kind == DOCUMENT}
+    point each copy at the canonical one. A frontmatter `ref` or `canonical` is resolved among `documents`
+    (every document of the projection, by path; by default those of `entries`)."""
+    own = {e.path: e for e in entries if e.kind == DOCUMENT}
+    if documents is None:
+        documents = own
     groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
-    for entry in documents.values():
+    for entry in own.values():
         groups[(entry.path.rsplit("/", 1)[-1].lower(), entry.title.strip().lower())].append(entry)
     for members in groups.values():
         if len(members) < 2:

@@ -32,6 +32,7 @@ order.
 from __future__ import annotations
 
 import copy
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -65,6 +66,8 @@ from docbridge.engine.retrieval.query_shape import (
 
 if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
+
+log = logging.getLogger("docbridge.search")
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "canonicality", "audienceFit", "acceptedAgentSignals")
@@ -510,10 +513,14 @@ def combined_retriever(state: ModelState, projection: Projection) -> Retriever:
     origin = projection.origin
     seed = state.seed(COMBINED.name)
     ancestor: Retriever | None = seed.value if seed is not None else None
+    if ancestor is not None and ancestor.projection is projection:
+        return ancestor  # nothing it ranks changed since
     if ancestor is not None and origin is not None and ancestor.projection is origin[0]():
-        found = ancestor.patched(projection, origin[1])
+        try:
+            found = ancestor.patched(projection, origin[1])
+        except Exception:  # a patch that fails is a build whole, never a failed search
+            log.warning("patching the search index failed; building it whole", exc_info=True)
+            found = None
         if found is not None:
             return found
-    elif ancestor is not None and origin is None and ancestor.projection is projection:
-        return ancestor  # nothing it ranks changed since
     return built(lambda: Retriever(projection, "combined"))()

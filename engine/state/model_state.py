@@ -109,7 +109,7 @@ class FactsView(Mapping[str, Any]):
         return isinstance(path, str) and self._u.facts(path) is not None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class ModelState:
     revision: int
     root: Path
