@@ -26,8 +26,9 @@ from docbridge.engine.base.model import DOCUMENT, MODULE, PACKAGE, entity_id
 from docbridge.engine.base.overlay import enabled as overlay_enabled
 from docbridge.engine.retrieval.project import (
     _ATTACH_ORDER,
-    EDGE_KINDS,
+    INDEX_NAMES,
     PROJECTION,
+    README_NAMES,
     Entry,
     Projection,
     SnapshotHash,
@@ -35,6 +36,8 @@ from docbridge.engine.retrieval.project import (
     _Graph,
     _limit,
     _mark_variants,
+    attach_owners,
+    edge_confidence,
     edges_hash,
     ranked,
 )
@@ -50,8 +53,6 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
 
 PATCH_LIMIT = 64  # more changed files than this since the ancestor's projection: build it whole
-_INDEX_NAMES = ("readme.md", "index.md", "readme.mdx", "index.mdx")  # a directory's page (project._directories)
-_README_NAMES = ("README.md", "readme.md", "Readme.md", "index.md")  # a package's page (project._readme)
 
 
 def basis(state: ModelState) -> tuple[Any, ...]:
@@ -78,16 +79,12 @@ def patched_projection(state: ModelState) -> Projection | None:
         return None
     if old.weights != config.weights() or old.params != config.retrieval.params.tuned():
         return None
-    if not seed.changed:
-        return old  # only text the model does not analyze changed (an ignored file's buffer)
     owners = old.owners if old.owners is not None else _owners(old, config)
     replaced: dict[str, Entry] = {}
-    for path in sorted(seed.changed):
+    for path in sorted(seed.changed):  # none: only text the model does not analyze changed (an ignored buffer)
         found = _patch_file(state, old, owners, path, replaced)
         if not found:
             return None
-    if not replaced:
-        return None
     positions = _positions(old)
     entries = list(old.entries)
     changed = []
@@ -110,19 +107,11 @@ def _positions(projection: Projection) -> dict[str, int]:
 
 
 def _owners(projection: Projection, config: Any) -> dict[str, list[Any]]:
-    """Entity id -> the ownership records attached to it, worked out from the entries (as `project` does from
-    the entities: the first entity at exactly the record's path, by kind then id)."""
-    paths = {record.path for record in config.ownership}
-    by_path: dict[str, list[str]] = {}
-    for entry in projection.entries:
-        if entry.path in paths and entry.kind in _ATTACH_ORDER and not entry.id.startswith("ownership:"):
-            by_path.setdefault(entry.path, []).append(entry.id)
-    owners: dict[str, list[Any]] = {}
-    for record in config.ownership:
-        candidates = sorted(by_path.get(record.path, []), key=lambda i: (_ATTACH_ORDER[i.split(":", 1)[0]], i))
-        if candidates:
-            owners.setdefault(candidates[0], []).append(record)
-    return owners
+    """Entity id -> the ownership records attached to it, worked out from the entries of a projection read from
+    disk (as `project` does from the entities)."""
+    units = ((e.id, e.path) for e in projection.entries
+             if e.kind in _ATTACH_ORDER and not e.id.startswith("ownership:"))
+    return attach_owners(config, units)[0]
 
 
 def _graph_of(entry: Entry) -> _Graph:
@@ -136,12 +125,9 @@ def _out_hash(state: ModelState, path: str, eid: str) -> str | None:
     """The hash `project` records of an entity's outgoing edges, from the relations of its file."""
     found: dict[tuple[str, str], str] = {}
     for relation in relations_from(state, path):
-        kind = relation.kind
-        if not ranked(relation) or relation.source != eid or relation.target == eid:
-            continue
-        if kind in EDGE_KINDS or (kind in ("imports", "re-exports") and relation.target.startswith("module:")):
-            found.setdefault((kind, relation.target), relation.confidence if relation.confidence == "fuzzy"
-                             else relation.provenance)
+        confidence = edge_confidence(relation) if ranked(relation) else None
+        if confidence is not None:
+            found.setdefault((relation.kind, relation.target), confidence)
     return edges_hash(found) if found else None
 
 
@@ -160,14 +146,9 @@ def _patch_file(state: ModelState, old: Projection, owners: dict[str, list[Any]]
     before = old.by_id[eid]
     if old.out_hashes is None or old.out_hashes.get(eid) != _out_hash(state, path, eid):
         return False
-    if is_document:
-        entity = document_entity(state, path, universe.documents[path])
-    else:
-        entity = module_entity(state, path, universe.modules[path])
-    entry = _entity_entry(state, entity, owners.get(eid, []), _graph_of(before))
-    if entry.title != before.title or entry.tags != before.tags:
+    entry = _rebuilt(state, owners, _entity(state, eid, before.path), before)
+    if entry is None:
         return False  # what groups pages as copies, and what a directory or an area is called, may change
-    entry.variant_of, entry.variants = before.variant_of, before.variants
     if entry == before:
         return True  # re-resolved, and nothing it says changed (a page naming an edited module)
     replaced[eid] = entry
@@ -182,12 +163,12 @@ def _patch_file(state: ModelState, old: Projection, owners: dict[str, list[Any]]
         if agent and agent.removeprefix("./") == path and not _rebuild(state, old, owners, record_owner, replaced):
             return False
     directory, _, name = path.rpartition("/")
-    if name in _README_NAMES:
+    if name in README_NAMES:
         for candidate in old.entries:
             if candidate.kind == PACKAGE and candidate.path == directory and not candidate.id.startswith(
                     "ownership:") and not _rebuild(state, old, owners, candidate.id, replaced):
                 return False
-    if name.lower() in _INDEX_NAMES:
+    if name.lower() in INDEX_NAMES:
         _patch_directory(old, directory, entry, replaced)
     return True
 
@@ -209,28 +190,39 @@ def _rebuild(state: ModelState, old: Projection, owners: dict[str, list[Any]], e
              replaced: dict[str, Entry]) -> bool:
     """Rebuild the text of another entity's entry (a unit whose agent document or README changed)."""
     before = replaced.get(eid) or old.by_id.get(eid)
-    if before is None:
+    entry = _rebuilt(state, owners, _entity(state, eid, before.path), before) if before is not None else None
+    if entry is None:
         return False
+    replaced[eid] = entry
+    return True
+
+
+def _entity(state: ModelState, eid: str, path: str) -> Any:
+    """The entity of a document, module, package or area as the snapshot would make it; None when gone."""
     universe = state.universe
     layout = universe.layout
     kind = eid.split(":", 1)[0]
-    entity: Any = None
-    if kind == DOCUMENT and before.path in universe.documents:
-        entity = document_entity(state, before.path, universe.documents[before.path])
-    elif kind == MODULE and before.path in universe.modules:
-        entity = module_entity(state, before.path, universe.modules[before.path])
-    elif layout is not None and kind == PACKAGE:
-        entity = next((package_entity(info) for info in layout.packages.values() if info.id == eid), None)
-    elif layout is not None:
-        entity = next((area_entity(area) for area in layout.areas.values() if area.id == eid), None)
+    if kind == DOCUMENT:
+        return document_entity(state, path, universe.documents[path]) if path in universe.documents else None
+    if kind == MODULE:
+        return module_entity(state, path, universe.modules[path]) if path in universe.modules else None
+    if layout is None:
+        return None
+    if kind == PACKAGE:
+        return next((package_entity(info) for info in layout.packages.values() if info.id == eid), None)
+    return next((area_entity(area) for area in layout.areas.values() if area.id == eid), None)
+
+
+def _rebuilt(state: ModelState, owners: dict[str, list[Any]], entity: Any, before: Entry) -> Entry | None:
+    """An entity's entry with its text made again and its graph data and copies as `before` records them; None
+    when its title or tags changed."""
     if entity is None:
-        return False
-    entry = _entity_entry(state, entity, owners.get(eid, []), _graph_of(before))
+        return None
+    entry = _entity_entry(state, entity, owners.get(entity.id, []), _graph_of(before))
     if entry.title != before.title or entry.tags != before.tags:
-        return False
+        return None
     entry.variant_of, entry.variants = before.variant_of, before.variants
-    replaced[eid] = entry
-    return True
+    return entry
 
 
 def _patch_directory(old: Projection, directory: str, page: Entry,
@@ -241,7 +233,7 @@ def _patch_directory(old: Projection, directory: str, page: Entry,
     if entry is None:
         return
     pages = sorted(e.id for e in old.entries if e.kind == DOCUMENT and e.path.rpartition("/")[0] == directory
-                   and e.path.rpartition("/")[2].lower() in _INDEX_NAMES)
+                   and e.path.rpartition("/")[2].lower() in INDEX_NAMES)
     if not pages or pages[0] != page.id:
         return
     fields = dict(entry.fields)

@@ -29,7 +29,7 @@ import hashlib
 import re
 import weakref
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -85,6 +85,8 @@ _MODULE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cj
 _BUILD_DIRS = ("dist/", "build/", "lib/", "out/")
 # several entities can share a path (a package and an area, say): an ownership record attaches to the first
 _ATTACH_ORDER = {PACKAGE: 0, AREA: 1, MODULE: 2, DOCUMENT: 3}
+README_NAMES = ("README.md", "readme.md", "Readme.md", "index.md")  # a package's page, in this order
+INDEX_NAMES = ("readme.md", "index.md", "readme.mdx", "index.mdx")  # a directory's page (lower-cased)
 
 
 @dataclass(slots=True)
@@ -266,6 +268,34 @@ def ranked(relation: Relation) -> bool:
     return not relation.metadata or relation.meta("citationContext") != "code-fence"
 
 
+def attach_owners(config: Any, units: Iterable[tuple[str, str]]) -> tuple[dict[str, list[Any]], list[Any]]:
+    """Entity id -> the ownership records attached to it, and the records attached to none: a record attaches to
+    the entity at exactly its path, the first by kind (`_ATTACH_ORDER`) then id. `units`: (id, path) pairs."""
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for eid, path in units:
+        by_path[path].append(eid)
+    owners: dict[str, list[Any]] = {}
+    orphans = []
+    for record in config.ownership:
+        candidates = sorted(by_path.get(record.path, []), key=lambda i: (_ATTACH_ORDER[i.split(":", 1)[0]], i))
+        if candidates:
+            owners.setdefault(candidates[0], []).append(record)
+        else:
+            orphans.append(record)
+    return owners, orphans
+
+
+def edge_confidence(relation: Relation) -> str | None:
+    """The confidence of the edge a relation gives its source and target entries (a fuzzy match, else its
+    provenance); None for a relation that gives none (a kind that is no edge, an import of a package, itself)."""
+    kind = relation.kind
+    if not (kind in EDGE_KINDS or (kind in ("imports", "re-exports") and relation.target.startswith("module:"))):
+        return None
+    if relation.source == relation.target:
+        return None
+    return relation.confidence if relation.confidence == "fuzzy" else relation.provenance
+
+
 def _limit(text: str, name: str) -> str:
     limit = FIELD_LIMITS[name]
     return text if len(text) <= limit else text[:limit]
@@ -290,29 +320,16 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         relations = [r for r in relations_of(ws) if ranked(r)]
     ranks = pagerank(build_digraph(relations, CANONICALITY_KINDS))
 
-    # ownership records attach to the entity at exactly their path
-    by_path: dict[str, list[str]] = defaultdict(list)
-    for eid, _kind, path, _entity in units:
-        by_path[path].append(eid)
-    owners: dict[str, list[Any]] = defaultdict(list)
-    orphans = []
-    for record in config.ownership:
-        candidates = sorted(by_path.get(record.path, []), key=lambda i: (_ATTACH_ORDER[i.split(":", 1)[0]], i))
-        if candidates:
-            owners[candidates[0]].append(record)
-        else:
-            orphans.append(record)
+    owners, orphans = attach_owners(config, ((eid, path) for eid, _kind, path, _entity in units))
 
     edges: dict[str, dict[tuple[str, str], Edge]] = defaultdict(dict)
     outgoing: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     covered_by: dict[str, set[str]] = defaultdict(set)
     mentioned_by: dict[str, set[str]] = defaultdict(set)
     for relation in relations:
-        kind = relation.kind
-        if kind in EDGE_KINDS or (kind in ("imports", "re-exports") and relation.target.startswith("module:")):
-            if relation.source == relation.target:
-                continue
-            confidence = relation.confidence if relation.confidence == "fuzzy" else relation.provenance
+        confidence = edge_confidence(relation)
+        if confidence is not None:
+            kind = relation.kind
             outgoing[relation.source].setdefault((kind, relation.target), confidence)
             edges[relation.source].setdefault((kind, relation.target), Edge(kind, relation.target, "out", confidence))
             edges[relation.target].setdefault((kind, relation.source), Edge(kind, relation.source, "in", confidence))
@@ -569,7 +586,7 @@ def _public_surface(modules: set[str], relations: list[Relation], layout: Any) -
 
 def _readme(ws: Workspace, directory: str) -> MarkdownFacts | None:
     prefix = "" if directory in (".", "") else directory + "/"
-    for name in ("README.md", "readme.md", "Readme.md", "index.md"):
+    for name in README_NAMES:
         facts = ws.universe.documents.get(prefix + name)
         if facts is not None:
             return facts
@@ -608,7 +625,7 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
             continue
         name = path.rsplit("/", 1)[-1]
         index = next((m for m in members if m.kind == DOCUMENT and m.path.rsplit("/", 1)[0] == path
-                      and m.path.rsplit("/", 1)[-1].lower() in ("readme.md", "index.md", "readme.mdx", "index.mdx")),
+                      and m.path.rsplit("/", 1)[-1].lower() in INDEX_NAMES),
                      None)
         documents = sum(1 for m in members if m.kind == DOCUMENT)
         tags = [DIRECTORY, "documentation" if documents * 2 >= len(members) else "source"]

@@ -208,7 +208,8 @@ class Retriever:
         lexical index cannot be patched."""
         if projection.params != self.projection.params:
             return None
-        lexical = self.lexical.patched(projection.entries, changed)
+        # no entry changed (the edit changed nothing the projection holds): the index is this one's
+        lexical = self.lexical.patched(projection.entries, changed) if changed else self.lexical
         if lexical is None:
             return None
         before = [self.entries[i] for i in changed]
