@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture
+from conftest import copy_fixture, make_repo
 from docbridge.engine.base.lexicon import tokens
 from docbridge.engine.retrieval.rank import Retriever
 from docbridge.engine.workspace import Workspace
@@ -32,6 +32,14 @@ def _edited(root: Path, path: str, change: object) -> tuple[Workspace, Workspace
     assert edited != text, "the edit changes the file"
     fresh = edit_and_rescan(ws, root, path, edited)
     return ws, fresh
+
+
+def _scanned(tmp_path: Path, pages: dict[str, str]) -> tuple[Path, Workspace]:
+    """A small package of these pages, scanned."""
+    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "copies", "version": "1.0.0"}\n', **pages})
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    return root, ws
 
 
 # (fixture, file, edit, the entries it must change besides its own)
@@ -70,15 +78,9 @@ def test_a_prose_edit_patches_the_projection_as_a_build_from_nothing_would(
 
 
 def test_a_prose_edit_of_a_page_with_copies_chooses_the_canonical_copy_again(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    (root / "docs/v1").mkdir(parents=True)
-    (root / "docs/v2").mkdir(parents=True)
-    (root / "package.json").write_text('{"name": "copies", "version": "1.0.0"}\n', encoding="utf-8")
-    (root / "docs/v1/install.md").write_text("# Install\n\nRun the installer and follow its prompts to the end.\n",
-                                             encoding="utf-8")
-    (root / "docs/v2/install.md").write_text("# Install\n\nRun the installer.\n", encoding="utf-8")
-    ws = Workspace(root, use_cache=False)
-    ws.scan()
+    root, ws = _scanned(tmp_path, {
+        "docs/v1/install.md": "# Install\n\nRun the installer and follow its prompts to the end.\n",
+        "docs/v2/install.md": "# Install\n\nRun the installer.\n"})
     first = ws.projection()
     assert first.by_id["document:docs/v2/install.md"].variant_of == "document:docs/v1/install.md"  # the longer
     # v2 grows longer than v1: it becomes the canonical copy (the projection is patched, the copies regrouped)
@@ -154,17 +156,11 @@ def test_a_projection_read_from_the_stored_index_is_patched_after_an_edit(tmp_pa
 
 
 def test_a_copy_naming_its_canonical_page_is_resolved_among_every_page_as_a_build_does(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    for folder in ("docs/v1", "docs/v2", "v1"):
-        (root / folder).mkdir(parents=True)
-    (root / "package.json").write_text('{"name": "copies", "version": "1.0.0"}\n', encoding="utf-8")
-    (root / "docs/v1/guide.md").write_text("# Guide\n\nShort.\n", encoding="utf-8")
-    # `../v1/guide.md` is read first from the root: the page outside the copies, which a build then ignores
-    (root / "docs/v2/guide.md").write_text("---\ncanonical: ../v1/guide.md\n---\n# Guide\n\nA longer guide to it.\n",
-                                           encoding="utf-8")
-    (root / "v1/guide.md").write_text("# Old guide\n\nKept for links.\n", encoding="utf-8")
-    ws = Workspace(root, use_cache=False)
-    ws.scan()
+    root, ws = _scanned(tmp_path, {
+        "docs/v1/guide.md": "# Guide\n\nShort.\n",
+        # `../v1/guide.md` is read first from the root: the page outside the copies, which a build then ignores
+        "docs/v2/guide.md": "---\ncanonical: ../v1/guide.md\n---\n# Guide\n\nA longer guide to it.\n",
+        "v1/guide.md": "# Old guide\n\nKept for links.\n"})
     ws.projection()
     text = (root / "docs/v2/guide.md").read_text(encoding="utf-8")
     fresh = edit_and_rescan(ws, root, "docs/v2/guide.md", text + "\nIt grew a second paragraph.\n")
