@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,8 @@ class Folder:
     on_change: Callable[[Folder], None] | None = None  # called after every change to the model
     after_change: Callable[[Folder], None] | None = None  # set once the search index is used (docbridge.lsp.commands)
     warm_timer: asyncio.TimerHandle | None = None  # the pending rebuild of that index
+    unkept: ModelState | None = None  # the last scan's result, until a thread starts writing it for a restart
+    keeping: threading.Thread | None = None  # that thread
 
     @property
     def state(self) -> ModelState | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from docbridge.lsp import restart, scanning
@@ -11,12 +12,26 @@ from docbridge.lsp.server import DocBridgeServer, safely
 from lsprotocol import types as T
 
 log = logging.getLogger("docbridge.lsp")
+# a shutdown waits this long for the resolved model still being written (a large tree's first one takes a while)
+KEEP_MODEL_AT_SHUTDOWN_S = 30.0
 WATCHED = "**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}"
 RENAME_FILTERS = T.FileOperationRegistrationOptions(filters=[
     T.FileOperationFilter(pattern=T.FileOperationPattern(
         glob="**/*.{md,markdown,ts,tsx,js,jsx,mjs,cjs,mts,cts}", matches=T.FileOperationPatternKind.File)),
     T.FileOperationFilter(pattern=T.FileOperationPattern(glob="**", matches=T.FileOperationPatternKind.Folder)),
 ])
+
+
+def keep_for_restart(ls: DocBridgeServer) -> None:
+    """What a restart shows at once: the open documents' diagnostics (written at shutdown, before the answer);
+    and the resolved model a restart starts from, when it is still being written (waited for, up to a limit)."""
+    for folder in ls.folders:
+        if folder.state is not None and not folder.refused:
+            restart.write_kept(folder.root, restart.encoding_name(ls.convert.encoding),
+                               restart.open_diagnostics(ls, folder))
+    deadline = time.monotonic() + KEEP_MODEL_AT_SHUTDOWN_S
+    for folder in ls.folders:
+        scanning.wait_for_kept(folder, max(0.0, deadline - time.monotonic()))
 
 
 def register(server: DocBridgeServer) -> None:
@@ -38,11 +53,7 @@ def register(server: DocBridgeServer) -> None:
     @server.feature(T.SHUTDOWN)
     @safely()
     def shutdown(ls: DocBridgeServer, params: None) -> None:
-        """What a restart shows at once: the open documents' diagnostics (written here, before the answer)."""
-        for folder in ls.folders:
-            if folder.state is not None and not folder.refused:
-                restart.write_kept(folder.root, restart.encoding_name(ls.convert.encoding),
-                                   restart.open_diagnostics(ls, folder))
+        keep_for_restart(ls)
 
     @server.feature(T.INITIALIZED)
     async def initialized(ls: DocBridgeServer, params: T.InitializedParams) -> None:
@@ -101,4 +112,4 @@ def register(server: DocBridgeServer) -> None:
 
 
 
-__all__ = ["RENAME_FILTERS", "WATCHED", "register"]
+__all__ = ["RENAME_FILTERS", "WATCHED", "keep_for_restart", "register"]

@@ -12,12 +12,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 import uuid
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.config import ConfigError, load_config
+from docbridge.engine.base.heap import bulk
 from docbridge.engine.base.safe_io import ArtifactPathError
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.resume import write_model
 from docbridge.engine.state.scan import scan_state
 from docbridge.engine.state.transitions import Change, apply_changes
 from docbridge.engine.workspace import Workspace
@@ -87,8 +91,10 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
         def walked(paths: list[str]) -> None:
             loop.call_soon_threadsafe(setattr, folder, "walked", paths)
 
+        # the first scan starts from the model the last server kept, when it is still valid (a restart)
         state = await asyncio.to_thread(scan_state, folder.root, config, progress=report, revision=revision,
-                                        jobs=os.cpu_count() or 1, on_walk=walked)
+                                        jobs=os.cpu_count() or 1, on_walk=walked, resume=reason == "initial")
+        scanned = state
         while True:  # what the editor changed while the disk was read, until nothing new came
             while folder.touched:
                 touched, folder.touched = folder.touched, {}
@@ -123,20 +129,51 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
     folder.workspace.config = config
     folder.workspace.install(state)
     folder.on_change = lambda changed: diagnostics.schedule(server, changed)
+    folder.unkept = scanned  # kept for the next start once the diagnostics below are out
     folder.scanning = False
     folder.provisional.clear()
     folder.walked = []
     folder.indexing.clear()
     folder.ready.set()
     seconds = time.perf_counter() - folder.scan_started
+    origin = (f"resumed from the model kept by the last start, {len(state.present) - state.scan.reused} changed "
+              f"since" if scanned.scan.resumed else f"{state.scan.reused} from cache")
     server.log("info", f"Doc Bridge: {reason} scan of {folder.root} took {seconds:.2f}s "
-                       f"({len(state.facts)} files, {state.scan.reused} from cache)")
+                       f"({len(state.facts)} files, {origin})")
     end(f"{len(state.facts)} files")
     server.status(folder, "ready")
     opened = frozenset(path for uri in list(server.workspace.text_documents)
                        for owner, path in [server.folders.locate(uri)] if owner is folder and path is not None)
     await diagnostics.publish_everything(server, folder, first=opened)
     await restart.keep(server, folder)  # what a restart shows at once (and again at shutdown)
+    keep_model(folder)  # unless a shutdown already started it
+
+
+def keep_model(folder: Folder) -> threading.Thread | None:
+    """Start writing the model of the folder's last scan, for the next start to resume from (once per scan), in
+    a thread of its own: an exit does not wait for it, a shutdown does (`wait_for_kept`)."""
+    state, folder.unkept = folder.unkept, None
+    if state is not None:
+        folder.keeping = threading.Thread(target=_keep_model, args=(state,), name="docbridge-keep-model",
+                                          daemon=True)
+        folder.keeping.start()
+    return folder.keeping
+
+
+def wait_for_kept(folder: Folder, timeout: float) -> None:
+    """At shutdown: the model of the last scan written (started now if the scan's diagnostics were still being
+    published), waiting up to `timeout` seconds."""
+    keeping = keep_model(folder)
+    if keeping is not None:
+        keeping.join(timeout)
+
+
+def _keep_model(state: ModelState) -> None:
+    try:
+        with bulk():
+            write_model(state)
+    except Exception:  # the next start only resolves again
+        log.exception("keeping the resolved model of %s failed", state.root)
 
 
 def _buffer(server: DocBridgeServer, folder: Folder, path: str, text: str | None) -> str | None:
@@ -155,4 +192,4 @@ def _report(server: DocBridgeServer, token: str, message: str, percentage: int) 
         log.debug("progress report failed", exc_info=True)
 
 
-__all__ = ["prepare", "scan"]
+__all__ = ["keep_model", "prepare", "scan", "wait_for_kept"]

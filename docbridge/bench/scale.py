@@ -23,7 +23,7 @@ from typing import Any
 from docbridge.bench.core import _bench_dir, _change, _open, _percentile, _scan_done, _start_lsp, _StdioServer
 
 GOALS = {"cold_scan_s": 60, "server_peak_rss_mb": 1200, "change_to_diagnostics_p95_ms": 20,
-         "open_during_scan_to_diagnostics_ms": 100}
+         "cold_open_during_scan_to_diagnostics_ms": 100}
 PACKAGES = 20
 
 
@@ -43,13 +43,25 @@ def ensure_monorepo(directory: Path, size: int) -> Path:
 SEARCHES_AFTER_EDITS = 20  # edit-then-search pairs timed once the index is built
 
 
-def _start(root: Path, document: Path, text: str, phase: str) -> tuple[_StdioServer, dict[str, Any]]:
-    """Start a server, open `document` at once; the start-up figures of `phase`."""
+OPEN_DURING_SCAN_AFTER_S = 3.0  # a second document is opened this long after start, while the cold scan runs
+
+
+def _start(root: Path, document: Path, text: str, phase: str,
+           later: Path | None = None) -> tuple[_StdioServer, dict[str, Any]]:
+    """Start a server, open `document` at once (and `later`, a few seconds on, while the first scan runs); the
+    start-up figures of `phase`."""
     server, started = _start_lsp(root)
     opened_ms = _open(server, document.as_uri(), text)
-    figures = {f"{phase}_initialize_ms": round(server.initialize_ms, 1),
+    figures: dict[str, Any] = {f"{phase}_initialize_ms": round(server.initialize_ms, 1),
                f"{phase}_open_to_diagnostics_ms": round(opened_ms, 1),
                f"{phase}_start_to_first_diagnostics_ms": round((time.perf_counter() - started) * 1000, 1)}
+    if later is not None:
+        time.sleep(max(0.0, started + OPEN_DURING_SCAN_AFTER_S - time.perf_counter()))
+        scanning = not any(m["method"] == "$/progress" and m["params"]["value"].get("kind") == "end"
+                           for _, m in server.notifications)
+        during_ms = _open(server, later.as_uri(), later.read_text(encoding="utf-8"))
+        # null when the scan had ended: the figure is of a document opened while it runs
+        figures[f"{phase}_open_during_scan_to_diagnostics_ms"] = round(during_ms, 1) if scanning else None
     figures[f"{phase}_start_to_ready_s"] = round(_scan_done(server, started) - started, 2)
     return server, figures
 
@@ -122,7 +134,7 @@ def scale_figures(size: int, workdir: Path | None, edits: int = 50) -> dict[str,
                     "warm_full_model_s": scan["warm_full_model_s"], "scan_peak_rss_mb": scan["peak_rss_mb"]})
     figures.update(_check(root))
     shutil.rmtree(root / ".docbridge", ignore_errors=True)  # the server's first start finds no cache
-    server, started = _start(root, document, text, "cold")
+    server, started = _start(root, document, text, "cold", later=documents[len(documents) // 3])
     try:
         figures.update(_edits(server, document, text, edits))
         figures["server_peak_rss_mb"] = server.peak_rss_mb()

@@ -20,15 +20,16 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import FACT_CLASSES, FileFacts, to_row
 from docbridge.engine.base.safe_io import (
     ARTIFACT_DIR,
     ArtifactPathError,
+    open_regular,
     prepare_write,
     read_artifact,
     real_dirs,
@@ -134,6 +135,49 @@ def write_sealed(path: Path, kind: str, payload: Any, extra: dict[str, Any] | No
     write_atomic(path, json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body)
 
 
+HEADER_ROOM = 1024  # the bytes a streamed artifact's header line may take (padded: it is written last)
+
+
+def write_sealed_stream(path: Path, kind: str, extra: dict[str, Any], produce: Callable[[BinaryIO], None]) -> None:
+    """Write a sealed artifact whose payload `produce` writes to a file, piece by piece, so that a large one is
+    never held in memory whole: the header, which needs the payload's hash, is written last, padded into the
+    room left for it at the start."""
+    import tempfile
+    prepare_write(path)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w+b") as out:
+            out.write(b" " * (HEADER_ROOM - 1) + b"\n")
+            hashing = _HashingWriter(out)
+            produce(hashing)  # type: ignore[arg-type]
+            digest = hashing.digest.hexdigest()
+            header = json.dumps({"kind": kind, "format": CACHE_FORMAT, "sha256": digest, "seal": _mac(digest),
+                                 **extra}, sort_keys=True).encode("utf-8")
+            if len(header) >= HEADER_ROOM:
+                raise ValueError(f"the header of {path.name} is over {HEADER_ROOM} bytes")
+            out.seek(0)
+            out.write(header.ljust(HEADER_ROOM - 1))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+class _HashingWriter:
+    """A binary file that hashes what is written through it."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.digest = hashlib.sha256()
+
+    def write(self, data: Any) -> int:
+        self.digest.update(data)
+        return self.out.write(data)
+
+
 def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None,
                 parse: bool = True) -> tuple[dict[str, Any], Any] | None:
     """The header and payload of a sealed artifact (its bytes, unparsed, with `parse=False`), or None when it is
@@ -164,6 +208,36 @@ def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None,
     try:
         return header, json.loads(body)
     except (ValueError, RecursionError):
+        return None
+
+
+def open_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> tuple[dict[str, Any], BinaryIO] | None:
+    """A sealed artifact too large to hold in memory twice: its header, and the file positioned at its payload
+    once the payload's hash and seal were checked (read in pieces); None when it is missing, foreign or corrupt.
+    The caller closes the file."""
+    if not real_dirs(path.parent, create=False):
+        return None
+    try:
+        handle = open_regular(path)
+    except OSError:
+        return None
+    try:
+        header = json.loads(handle.readline(64 * 1024))
+        if not isinstance(header, dict) or header.get("kind") != kind or header.get("format") != CACHE_FORMAT or \
+                any(header.get(key) != value for key, value in (expect or {}).items()):
+            raise ValueError("another artifact")
+        start = handle.tell()
+        digest = hashlib.sha256()
+        while piece := handle.read(1 << 20):
+            digest.update(piece)
+        seal = header.get("seal")
+        if header.get("sha256") != digest.hexdigest() or not isinstance(seal, str) or \
+                not hmac.compare_digest(seal, _mac(digest.hexdigest())):
+            raise ValueError("not sealed by this user")  # or corrupt: rebuilt, never believed
+        handle.seek(start)
+        return header, handle
+    except (OSError, ValueError, RecursionError):
+        handle.close()
         return None
 
 

@@ -67,7 +67,28 @@ def _tupled(value: Any) -> Any:
 _Conversion = Callable[[Any], tuple[Any, ...]]  # a nested field's rows to a tuple of row instances
 
 
-class Row:
+class Positional:
+    """Mixin for a slotted dataclass: pickled as its class and its field values, rebuilt by calling the class.
+
+    The default pickling of a slotted instance goes through `copyreg` and a dictionary of its slots per object,
+    several times slower both ways; the resolved model kept between runs (`engine.state.resume`) holds a few
+    hundred thousand of them. The positional form also lets that artifact's reader allow these classes alone."""
+
+    __slots__: ClassVar[tuple[str, ...]] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        cls = type(self)
+        values: Callable[[Any], tuple[Any, ...]] | None = cls.__dict__.get("_positional_values")
+        if values is None:
+            from dataclasses import fields
+            from operator import attrgetter
+            names = [f.name for f in fields(cls) if f.init]  # type: ignore[arg-type]
+            values = attrgetter(*names) if len(names) > 1 else (lambda obj, get=attrgetter(*names): (get(obj),))
+            type.__setattr__(cls, "_positional_values", values)
+        return (cls, values(self))
+
+
+class Row(Positional):
     """Mixin: `from_row` rebuilds an instance from `to_row` output.
 
     `_nested` names fields holding tuples of other row classes; every other list becomes a tuple. The

@@ -102,6 +102,7 @@ class IgnoreRules:
         self.tracked: frozenset[str] | None = None  # what git tracks (None: not a git work tree, or git is absent)
         self._tracked_dirs: frozenset[str] = frozenset()
         self.committed_ignored: set[str] = set()  # tracked files a `.gitignore` lists (walked anyway)
+        self.sources: list[tuple[str, str, str]] = []  # (file name, directory, text) of every rule file read
 
     def set_tracked(self, tracked: frozenset[str] | None) -> None:
         self.tracked = tracked
@@ -110,6 +111,7 @@ class IgnoreRules:
     def add_gitignore(self, directory: str, text: str) -> list[tuple[int, str, str]]:
         """Add one directory's `.gitignore`; a line pathspec rejects is left out and returned as
         (1-based line number, line, reason)."""
+        self.sources.append((".gitignore", directory, text))
         numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
         if not numbered:
             return []
@@ -121,6 +123,7 @@ class IgnoreRules:
     def add_gitattributes(self, directory: str, text: str) -> None:
         """Add one directory's `.gitattributes`: the paths it marks `linguist-generated` or `linguist-vendored`
         (a later line wins; `-attr`, `!attr` and `attr=false` unset) are generated, not source."""
+        self.sources.append((".gitattributes", directory, text))
         lines = []
         for raw in text.splitlines():
             fields = raw.split()
@@ -135,6 +138,14 @@ class IgnoreRules:
                 lines.append(fields[0] if verdict else "!" + fields[0])
         if lines:
             self._generated[directory] = compile_lines(lines)[0]
+
+    def fingerprint(self) -> str:
+        """A hash of everything these rules were made from besides the configuration: the rule files' texts and
+        the tracked files a `.gitignore` lists."""
+        import hashlib
+        import json
+        payload = json.dumps([sorted(self.sources), sorted(self.committed_ignored)], ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
     def marked_generated(self, path: str) -> bool:
         """Whether `.gitattributes` marks the file generated or vendored."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from docbridge.engine.base.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Relation, entity_id
+from docbridge.engine.base.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Positional, Relation, entity_id
 from docbridge.engine.discovery.files import normalise
 from docbridge.engine.discovery.universe import Key, Universe, dirname
 
@@ -72,14 +72,14 @@ def manifest_file_module(universe: Universe, directory: str, target: str) -> str
 
 
 @dataclass(slots=True)
-class ImportOutcome:
+class ImportOutcome(Positional):
     imp: Import
     target: str | None
     status: str  # resolved | package | external | unresolved
 
 
 @dataclass(slots=True)
-class ModuleResolution:
+class ModuleResolution(Positional):
     path: str
     relations: tuple[Relation, ...]
     imports: tuple[ImportOutcome, ...]

@@ -28,6 +28,7 @@ from docbridge.engine.base.model import (
     FenceToken,
     Heading,
     MarkdownFacts,
+    Positional,
     Relation,
     Span,
     entity_id,
@@ -158,7 +159,7 @@ S = ReferenceStatus
 
 
 @dataclass(slots=True, unsafe_hash=True)
-class Reference:
+class Reference(Positional):
     """What one link, inline code span or declaration in a document resolved to (`status`: see
     `ReferenceStatus`; given as its string value, stored as the enum)."""
 
@@ -187,7 +188,7 @@ _STATUS_OF: dict[str, ReferenceStatus] = {status.value: status for status in Ref
 
 
 @dataclass(slots=True)
-class DocumentResolution:
+class DocumentResolution(Positional):
     path: str
     relations: tuple[Relation, ...]
     references: tuple[Reference, ...]

@@ -51,6 +51,9 @@ class ScanReport:
     parsed: tuple[str, ...] = ()
     reused: int = 0
     seconds: float = 0.0
+    resumed: bool = False  # built from the model kept by an earlier scan (`engine.state.resume`)
+    started_ns: int = 0  # when the scan began (wall clock): a file modified since may be newer than its facts
+    walk_skipped: tuple[tuple[str, str], ...] = ()  # what the walk left out, and why
 
 
 class Pending:

@@ -43,23 +43,33 @@ BATCH = 48
 
 def scan_state(root: Path, config: Config, *, use_cache: bool = True, jobs: int = 1,
                progress: Progress | None = None, resolve: bool = True, revision: int = 0,
-               on_walk: Callable[[list[str]], None] | None = None) -> ModelState:
+               on_walk: Callable[[list[str]], None] | None = None, resume: bool = False) -> ModelState:
     """The state of the tree on disk: every file walked, analyzed (or reused from the cache) and, unless
     `resolve=False` (resolution then happens when a view first needs it), resolved. `on_walk` gets the
-    walked paths as soon as they are known (an editor offers them as workspace symbols meanwhile)."""
+    walked paths as soon as they are known (an editor offers them as workspace symbols meanwhile). With
+    `resume`, the model an earlier scan kept (`engine.state.resume`) is used when it is valid: the files changed
+    since are applied to it instead of resolving everything."""
     with bulk():
         return _scan_state(root, config, use_cache=use_cache, jobs=jobs, progress=progress, resolve=resolve,
-                           revision=revision, on_walk=on_walk)
+                           revision=revision, on_walk=on_walk, resume=resume)
 
 
 def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progress: Progress | None,
-                resolve: bool, revision: int, on_walk: Callable[[list[str]], None] | None) -> ModelState:
+                resolve: bool, revision: int, on_walk: Callable[[list[str]], None] | None,
+                resume: bool) -> ModelState:
     started = time.perf_counter()
+    started_ns = time.time_ns()
     walked, rules = walk(root, config)
     if progress:
         progress("walk", len(walked.files), len(walked.files))
     if on_walk is not None:
         on_walk([item.path for item in walked.files])
+    walk_skipped = tuple(sorted(walked.skipped.items()))
+    if resume and use_cache and resolve:
+        from docbridge.engine.state.resume import resumed_state
+        resumed = resumed_state(root, config, walked, rules, revision, started_ns)
+        if resumed is not None:
+            return resumed
     cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
     facts: dict[str, Any] = {}
     present: list[str] = []
@@ -121,7 +131,8 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
     universe = build_universe(config, rules, ((path, facts.get(path)) for path in sorted(present)))
     state = ModelState(revision=revision, root=root, config=config, universe=universe, skipped=Map(skipped),
                        resolved=False, use_cache=use_cache,
-                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started))
+                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started,
+                                       started_ns=started_ns, walk_skipped=walk_skipped))
     if resolve:
         if progress:
             progress("resolve", 0, len(universe.documents) + len(universe.modules))

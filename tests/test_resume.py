@@ -1,0 +1,188 @@
+"""A restart resumes from the resolved model the last start kept (`.docbridge/cache/model.pickle`), applying the
+files changed since (a branch switch), and answers as a start from nothing does. A kept model that is not this
+user's, or that holds anything but the model's classes, is never loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import copy_fixture
+from docbridge.engine.base.cache import write_sealed
+from docbridge.engine.base.config import load_config
+from docbridge.engine.state.model_state import ModelState
+from docbridge.engine.state.resume import _expect, model_path, write_model
+from docbridge.engine.state.scan import scan_state
+from lsp_client import Session, session
+from support.positions import find
+
+KEPT = Path(".docbridge/cache/model.pickle")
+
+
+def _messages(s: Session) -> list[str]:
+    return [m.message for m in s.client.log_messages]
+
+
+async def _answers(s: Session, root: Path, opened: list[Path]) -> dict[str, Any]:
+    """What a user sees of the whole model: the opened documents' diagnostics, doctor's report, the relations of
+    a module and a document."""
+    for path in opened:
+        s.open(path)
+    await s.until(lambda: all(path.as_uri() in s.client.diagnostics for path in opened), 60,
+                  what="diagnostics for every opened document")
+    doctor = await s.command("docbridge.doctor")
+    return {"codes": {str(path.relative_to(root)): s.codes(path) for path in opened},
+            "doctor": doctor,
+            "invoice": await s.command("docbridge.lookup", "src/billing/invoice.ts", 1),
+            "billing": await s.command("docbridge.lookup", "docs/billing.md", 1)}
+
+
+async def test_a_restart_after_a_branch_switch_resumes_and_answers_as_a_fresh_start(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    billing, orders, refunds = root / "docs/billing.md", root / "docs/orders.md", root / "docs/refunds.md"
+    async with session(root) as s:
+        assert not any("resumed" in m for m in _messages(s))
+        before = json.dumps(await s.command("docbridge.lookup", "docs/billing.md", 1))
+    assert (root / KEPT).is_file(), "the shutdown waited for the model to be written"
+
+    # another branch: a module gone, a page changed, a page new
+    (root / "src/billing/tax.ts").unlink()
+    orders.write_text(orders.read_text(encoding="utf-8") + "\nSee [the returns policy](./returns.md).\n",
+                      encoding="utf-8")
+    refunds.write_text("# Refunds\n\nRefunds follow the [tax rules](./billing.md#no-such-heading).\n",
+                       encoding="utf-8")
+    opened = [billing, orders, refunds]
+    async with session(root) as s:
+        assert any("resumed from the model kept by the last start, 3 changed since" in m for m in _messages(s))
+        resumed = await _answers(s, root, opened)
+
+    # the billing page mentions `calculateTax` in `src/billing/tax.ts`: a relation until the module is gone
+    assert "module:src/billing/tax.ts" in before
+    assert "module:src/billing/tax.ts" not in json.dumps(resumed["billing"])
+    assert ("LINK_BROKEN", find(orders, "(./returns.md)")[0]) in resumed["codes"]["docs/orders.md"]
+    assert ("LINK_ANCHOR_MISSING", 2) in resumed["codes"]["docs/refunds.md"]
+
+    (root / KEPT).unlink()
+    async with session(root) as s:
+        assert not any("resumed" in m for m in _messages(s))
+        fresh = await _answers(s, root, opened)
+    assert resumed == fresh
+
+
+def _same(a: ModelState, b: ModelState) -> list[str]:
+    """The parts of two states that differ (the resolutions, their dependencies and every fact)."""
+    differ = [name for name in ("documents", "modules", "dependents", "module_relations", "skipped")
+              if dict(getattr(a, name)) != dict(getattr(b, name))]
+    # a file whose resolution asked nothing: a scan records no keys for it, an applied change no entry
+    if {path: keys for path, keys in a.deps.items() if keys} != {path: keys for path, keys in b.deps.items() if keys}:
+        differ.append("deps")
+    differ += [f"universe.{name}" for name in ("documents", "modules", "manifests", "tsconfigs", "navigation", "other",
+                                               "owners", "reexporters", "basenames", "stems", "renamed")
+               if dict(getattr(a.universe, name)) != dict(getattr(b.universe, name))]
+    return differ
+
+
+def _kept_scan(root: Path) -> ModelState:
+    state = scan_state(root, load_config(root), resume=True)
+    write_model(state)
+    return state
+
+
+def _age(root: Path) -> None:
+    """Every file's time an hour back (a checkout made a while ago: none of them may change unseen)."""
+    for path in root.rglob("*"):
+        if path.is_file() and ".docbridge" not in path.parts:
+            stat = path.stat()
+            os.utime(path, ns=(stat.st_atime_ns - 3600 * 10**9, stat.st_mtime_ns - 3600 * 10**9))
+
+
+def test_resumed_states_equal_fresh_scans_after_random_changes(tmp_path: Path) -> None:
+    """Ten rounds on each fixture: a few files edited, removed or added, then the resumed state must equal, part by
+    part, a scan from nothing of the same tree."""
+    rng = random.Random(7)
+    for fixture in ("acme", "monorepo"):
+        root = copy_fixture(fixture, tmp_path)
+        _age(root)
+        _kept_scan(root)
+        for round_ in range(10):
+            files = sorted(p for p in root.rglob("*") if p.is_file() and ".docbridge" not in p.parts
+                           and p.suffix in (".md", ".ts", ".tsx", ".json"))
+            for path in rng.sample(files, 2):
+                text = path.read_text(encoding="utf-8")
+                if path.suffix == ".md":
+                    path.write_text(text + f"\nSee [{round_}](./gone-{round_}.md) and `createInvoice`.\n",
+                                    encoding="utf-8")
+                elif path.suffix == ".json":
+                    continue  # a manifest's edit must stay valid JSON: its own test is below
+                else:
+                    path.write_text(text + f"\nexport const added{round_} = {round_};\n", encoding="utf-8")
+            victim = rng.choice([p for p in files if p.suffix in (".md", ".ts")])
+            victim.unlink()
+            page = root / f"docs/new-{round_}.md"
+            page.parent.mkdir(exist_ok=True)
+            page.write_text(f"# New {round_}\n\nSee [the victim](../{victim.relative_to(root)}).\n", encoding="utf-8")
+            resumed = scan_state(root, load_config(root), resume=True)
+            assert resumed.scan.resumed, (fixture, round_)
+            fresh = scan_state(root, load_config(root), use_cache=False)
+            assert _same(resumed, fresh) == [], (fixture, round_)
+            _age(root)
+            write_model(resumed)
+
+
+def test_a_manifest_or_an_ignore_rule_changed_since_is_applied_or_scanned_again(tmp_path: Path) -> None:
+    root = copy_fixture("monorepo", tmp_path)
+    _age(root)
+    _kept_scan(root)
+    manifest = next(p for p in sorted(root.glob("packages/*/package.json")))
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace('"name": "', '"name": "renamed-'),
+                        encoding="utf-8")
+    resumed = scan_state(root, load_config(root), resume=True)
+    assert resumed.scan.resumed
+    assert _same(resumed, scan_state(root, load_config(root), use_cache=False)) == []
+    _age(root)
+    write_model(resumed)
+    (root / ".gitignore").write_text("docs/\n", encoding="utf-8")  # the rules changed: nothing kept applies
+    again = scan_state(root, load_config(root), resume=True)
+    assert not again.scan.resumed
+    assert _same(again, scan_state(root, load_config(root), use_cache=False)) == []
+
+
+class _Planted:
+    """What a hostile pickle would run on load (`os.system` called with a command that leaves a file)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_kept_model_with_a_foreign_seal_or_foreign_classes_is_never_loaded(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    state = _kept_scan(root)
+    marker = tmp_path / "ran"
+    path = model_path(root)
+    # sealed with this user's key and carrying a call of os.system: refused by the unpickler, scanned as before
+    write_sealed(path, "resolved-model", None, _expect(state.config, state.universe.rules),
+                 body=pickle.dumps(_Planted(marker)))
+    again = scan_state(root, load_config(root), resume=True)
+    assert not again.scan.resumed and not marker.exists()
+    # a model written by another user (or that came with the repository): its seal is not this user's
+    write_model(state)
+    header, _, body = path.read_bytes().partition(b"\n")
+    path.write_bytes(header.replace(b'"seal": "', b'"seal": "0') + b"\n" + body)
+    assert not scan_state(root, load_config(root), resume=True).scan.resumed
+    # a corrupt one
+    write_model(state)
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert not scan_state(root, load_config(root), resume=True).scan.resumed
+    shutil.rmtree(root / ".docbridge")
+    assert not scan_state(root, load_config(root), resume=True).scan.resumed
