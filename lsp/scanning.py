@@ -18,7 +18,6 @@ import uuid
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.config import ConfigError, load_config
-from docbridge.engine.base.heap import bulk
 from docbridge.engine.base.safe_io import ArtifactPathError
 from docbridge.engine.state.model_state import ModelState
 from docbridge.engine.state.resume import write_model
@@ -153,9 +152,9 @@ def keep_model(folder: Folder) -> threading.Thread | None:
     """Start writing the model of the folder's last scan, for the next start to resume from (once per scan), in
     a thread of its own: an exit does not wait for it, a shutdown does (`wait_for_kept`)."""
     state, folder.unkept = folder.unkept, None
-    if state is not None:
-        folder.keeping = threading.Thread(target=_keep_model, args=(state,), name="docbridge-keep-model",
-                                          daemon=True)
+    if state is not None:  # after the model of an earlier scan, if that one is still being written
+        folder.keeping = threading.Thread(target=_keep_model, args=(state, folder.keeping),
+                                          name="docbridge-keep-model", daemon=True)
         folder.keeping.start()
     return folder.keeping
 
@@ -168,10 +167,12 @@ def wait_for_kept(folder: Folder, timeout: float) -> None:
         keeping.join(timeout)
 
 
-def _keep_model(state: ModelState) -> None:
+def _keep_model(state: ModelState, earlier: threading.Thread | None) -> None:
+    # collection is not paused (`bulk`) while writing: edits go on meanwhile, and nothing written is kept
+    if earlier is not None:
+        earlier.join()
     try:
-        with bulk():
-            write_model(state)
+        write_model(state)
     except Exception:  # the next start only resolves again
         log.exception("keeping the resolved model of %s failed", state.root)
 

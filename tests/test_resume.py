@@ -186,3 +186,58 @@ def test_a_kept_model_with_a_foreign_seal_or_foreign_classes_is_never_loaded(tmp
     assert not scan_state(root, load_config(root), resume=True).scan.resumed
     shutil.rmtree(root / ".docbridge")
     assert not scan_state(root, load_config(root), resume=True).scan.resumed
+
+
+def _link_added(root: Path) -> None:
+    (root / "CLAUDE.md").symlink_to("AGENTS.md")  # walked as another name of AGENTS.md, not a document of its own
+
+
+def _shrunk_past_the_limit(root: Path) -> None:
+    (root / "docs/orders.md").write_text("# Orders\n\nShort now.\n", encoding="utf-8")
+
+
+def _total_grown(root: Path) -> None:
+    agents = root / "AGENTS.md"
+    agents.write_text(agents.read_text(encoding="utf-8") + "\n" + "word " * 2000, encoding="utf-8")
+
+
+def test_what_applying_changes_cannot_reproduce_gives_a_state_equal_to_a_fresh_scan(tmp_path: Path) -> None:
+    """A link classed by the walk, a file over `limits.maxFileBytes` that shrinks (the pages linking to it must
+    see it now), a tree that grows past `limits.maxTotalBytes`: resumed or scanned anew, never stale."""
+    cases = {"link": (_link_added, None), "shrunk": (_shrunk_past_the_limit, "maxFileBytes"),
+             "total": (_total_grown, "maxTotalBytes")}
+    for name, (change, limit) in cases.items():
+        root = copy_fixture("acme", tmp_path / name)
+        config = root / "doc-bridge.config.json"
+        if limit == "maxFileBytes":
+            orders = root / "docs/orders.md"
+            orders.write_text(orders.read_text(encoding="utf-8") + "x" * 5000, encoding="utf-8")
+            settings = json.loads(config.read_text(encoding="utf-8"))
+            settings.setdefault("limits", {})[limit] = 4000
+            config.write_text(json.dumps(settings), encoding="utf-8")
+        elif limit == "maxTotalBytes":
+            total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and p.suffix in (".md", ".ts", ".tsx"))
+            settings = json.loads(config.read_text(encoding="utf-8"))
+            settings.setdefault("limits", {})[limit] = total + 1000
+            config.write_text(json.dumps(settings), encoding="utf-8")
+        _age(root)
+        _kept_scan(root)
+        change(root)
+        resumed = scan_state(root, load_config(root), resume=True)
+        assert _same(resumed, scan_state(root, load_config(root), use_cache=False)) == [], name
+
+
+def test_a_file_replaced_between_the_scan_and_the_write_by_an_older_copy_is_read_again(tmp_path: Path) -> None:
+    """The kept size and time are those the walk saw before the facts were read: a copy that keeps an older time
+    (`cp -p`, `rsync -a`), put in place before the model is written, is not believed to be what was read."""
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    scanned = scan_state(root, load_config(root), resume=True)
+    orders = root / "docs/orders.md"
+    before = orders.stat()
+    orders.write_text(orders.read_text(encoding="utf-8") + "\nSee [gone](./gone.md).\n", encoding="utf-8")
+    os.utime(orders, ns=(before.st_atime_ns, before.st_mtime_ns - 10**9))
+    write_model(scanned)
+    resumed = scan_state(root, load_config(root), resume=True)
+    assert resumed.scan.resumed
+    assert _same(resumed, scan_state(root, load_config(root), use_cache=False)) == []

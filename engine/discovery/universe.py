@@ -547,6 +547,8 @@ class UniverseBuilder:
         else:
             if not was_present:
                 self._add_path(path, keys)
+            elif old is None:  # present without facts (skipped, unreadable): what the path is changes
+                keys.add(("path", path))
             self._index(facts, keys)
         return keys
 

@@ -20,7 +20,6 @@ import contextlib
 import functools
 import hashlib
 import logging
-import os
 import pickle
 import time
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from docbridge.engine.base.cache import RACY_WINDOW_NS, artifact_dir, open_seale
 from docbridge.engine.base.config import Config
 from docbridge.engine.discovery import imports, references
 from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS
-from docbridge.engine.discovery.files import ANALYZED_KINDS, IgnoreRules, WalkResult
+from docbridge.engine.discovery.files import ANALYZED_KINDS, IgnoreRules, WalkResult, file_kind
 from docbridge.engine.discovery.universe import build_universe
 from docbridge.engine.state.model_state import ModelState, ScanReport
 from docbridge.engine.state.transitions import Change, apply_changes
@@ -41,7 +40,7 @@ from immutables import Map
 log = logging.getLogger("docbridge.engine")
 
 KIND = "resolved-model"
-LAYOUT = 3
+LAYOUT = 4
 # beyond this share of changed files (and this many), a scan (analysis in a pool, then resolution) is quicker
 MAX_CHANGED_SHARE = 0.05
 MAX_CHANGED_FLOOR = 256
@@ -50,6 +49,31 @@ REWRITE_SHARE = 0.005
 REWRITE_FLOOR = 64
 CHANGED = (-1, -1)  # the stored stat of a file to read again whatever its stat says
 PICKLE_PROTOCOL = 5
+
+
+WALK = "resume-walk"  # the view of a scanned state holding its walk: what `write_model` stores of each file
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    stats: dict[str, tuple[int, int]]  # path -> (size, mtime_ns) when the walk saw it, before its facts were read
+    unusual: tuple[str, ...]  # paths the walk classed otherwise than their names say (links to other files)
+    total: int  # the bytes of the files analyzed kinds (`limits.maxTotalBytes` caps them)
+
+
+def _walk_of(walked: WalkResult) -> _Walk:
+    stats = {item.path: (item.size, item.mtime_ns) for item in walked.files}
+    unusual = tuple(item.path for item in walked.files if item.kind != file_kind(item.path))
+    total = sum(item.size for item in walked.files if item.kind in ANALYZED_KINDS)
+    return _Walk(stats, unusual, total)
+
+
+def keep_walk(state: ModelState, walked: WalkResult) -> ModelState:
+    """`state` (a scan's) holding what its walk saw of each file, for `write_model`: the stat a file had before
+    its facts were read, never a later one. Held by this state alone (a view), so gone with it."""
+    walk = _walk_of(walked)
+    state.view(WALK, lambda: walk)
+    return state
 
 
 def model_path(root: Path) -> Path:
@@ -100,6 +124,7 @@ class _Stored:
     documents: dict[str, Any]
     modules: dict[str, Any]
     dependents: dict[Any, tuple[str, ...]]
+    unusual: tuple[str, ...]
 
 
 RECORDS_PER_PAUSE = 0.002  # seconds of writing between two pauses that let the editor's requests run
@@ -119,10 +144,11 @@ def write_model(state: ModelState) -> bool:
     records the thread pauses every few milliseconds, so that a language server writing a large model in the
     background answers edits meanwhile."""
     scan = state.scan
-    if not state.resolved or state.buffers or not state.use_cache or not scan.started_ns:
+    if not state.resolved or state.buffers or not state.use_cache or not scan.started_ns or not state.has_view(WALK):
         return False
     if scan.resumed and len(state.present) - scan.reused <= max(REWRITE_FLOOR, REWRITE_SHARE * len(state.present)):
         return False  # the next start applies these few changes again (cheaper than writing the whole model)
+    walk: _Walk = state.view(WALK, lambda: _Walk({}, (), 0))
     universe = state.universe
     root = state.root
     racy_after = scan.started_ns - RACY_WINDOW_NS
@@ -130,18 +156,14 @@ def write_model(state: ModelState) -> bool:
     present = tuple(sorted(state.present))
     for path in present:
         if path not in universe.other or path in state.skipped:
-            try:
-                st = os.stat(root / path, follow_symlinks=False)
-            except OSError:
-                stats[path] = CHANGED
-                continue
-            stats[path] = CHANGED if st.st_mtime_ns >= racy_after else (st.st_size, st.st_mtime_ns)
+            seen = walk.stats.get(path)
+            stats[path] = CHANGED if seen is None or seen[1] >= racy_after else seen
     analyzed = [(path, facts) for facts_by_path in (universe.documents, universe.modules, universe.manifests,
                                                     universe.tsconfigs, universe.navigation)
                 for path, facts in facts_by_path.items()]
     dependents = list(state.dependents.items())
     slices = range(0, len(dependents), DEPENDENTS_PER_RECORD)
-    header = (present, stats, dict(scan.walk_skipped), dict(state.skipped), len(analyzed), len(slices))
+    header = (present, stats, dict(scan.walk_skipped), dict(state.skipped), len(analyzed), len(slices), walk.unusual)
 
     def produce(out: Any) -> None:
         pickler = pickle.Pickler(out, protocol=PICKLE_PROTOCOL)
@@ -179,7 +201,7 @@ def _read(root: Path, config: Config, rules: IgnoreRules) -> _Stored | None:
         return None
     try:
         with opened[1] as handle:
-            present, stats, walk_skipped, skipped, records, slices = _ModelUnpickler(handle).load()
+            present, stats, walk_skipped, skipped, records, slices, unusual = _ModelUnpickler(handle).load()
             facts: dict[str, Any] = {}
             documents: dict[str, Any] = {}
             modules: dict[str, Any] = {}
@@ -193,7 +215,7 @@ def _read(root: Path, config: Config, rules: IgnoreRules) -> _Stored | None:
             dependents: dict[Any, tuple[str, ...]] = {}
             for _ in range(slices):
                 dependents.update(_ModelUnpickler(handle).load())
-            return _Stored(present, stats, walk_skipped, skipped, facts, documents, modules, dependents)
+            return _Stored(present, stats, walk_skipped, skipped, facts, documents, modules, dependents, unusual)
     except Exception as exc:  # written by an older layout of the classes: scanned as before
         log.debug("the kept model could not be read: %s", exc)
         return None
@@ -207,15 +229,24 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, rules: IgnoreR
     stored = _read(root, config, rules)
     if stored is None or stored.walk_skipped != walked.skipped:
         return None
+    walk = _walk_of(walked)
+    # what applying a change cannot reproduce of a scan: a link classed by the walk, a cap on the total bytes
+    if walk.unusual != stored.unusual or walk.total > config.limits.max_total_bytes or \
+            "total-cap" in stored.skipped.values():
+        return None
     known = set(stored.present)
     changed: list[str] = []
     seen = set()
     for item in walked.files:
         seen.add(item.path)
         came = item.path not in known
-        if came or (item.kind in ANALYZED_KINDS and stored.stats.get(item.path) != (item.size, item.mtime_ns)):
+        if came or (item.kind in ANALYZED_KINDS and stored.stats.get(item.path) != (item.size, item.mtime_ns)) or \
+                stored.skipped.get(item.path) == "unreadable":  # its permissions may have changed, not its time
             changed.append(item.path)
     changed.extend(path for path in stored.present if path not in seen)
+    # a change to a file git tracks although a `.gitignore` lists it is walked by a scan, dropped by a change
+    if any(rules.is_ignored_anywhere(path) for path in changed):
+        return None
     if len(changed) > max(MAX_CHANGED_FLOOR, MAX_CHANGED_SHARE * len(walked.files)):
         return None
     universe = build_universe(config, rules, ((path, stored.facts.get(path)) for path in stored.present))
@@ -238,4 +269,4 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, rules: IgnoreR
                                            walk_skipped=tuple(sorted(walked.skipped.items()))))
 
 
-__all__ = ["MAX_CHANGED_SHARE", "code_fingerprint", "model_path", "resumed_state", "write_model"]
+__all__ = ["MAX_CHANGED_SHARE", "code_fingerprint", "keep_walk", "model_path", "resumed_state", "write_model"]

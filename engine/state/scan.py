@@ -66,10 +66,10 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         on_walk([item.path for item in walked.files])
     walk_skipped = tuple(sorted(walked.skipped.items()))
     if resume and use_cache and resolve:
-        from docbridge.engine.state.resume import resumed_state
+        from docbridge.engine.state.resume import keep_walk, resumed_state
         resumed = resumed_state(root, config, walked, rules, revision, started_ns)
         if resumed is not None:
-            return resumed
+            return keep_walk(resumed, walked)
     cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
     facts: dict[str, Any] = {}
     present: list[str] = []
@@ -139,6 +139,9 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         state = resolve_everything(state)
         if progress:
             progress("resolve", len(state.documents) + len(state.modules), len(state.documents) + len(state.modules))
+        if use_cache:  # what a later start may resume from (`write_model`)
+            from docbridge.engine.state.resume import keep_walk
+            state = keep_walk(state, walked)
     return state
 
 
