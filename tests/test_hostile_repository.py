@@ -130,3 +130,26 @@ async def test_a_document_replaced_by_a_fifo_is_an_error_over_mcp_not_a_hang(tmp
         assert result.is_error or result.structured_content is not None
         status = await asyncio.wait_for(client.call_tool("docbridge.status", {}), 30)
         assert not status.is_error
+
+
+def test_output_to_a_fifo_or_a_device_writes_into_it_and_leaves_it_in_place(tmp_path: Path) -> None:
+    """`--output /dev/null` (or a FIFO) is written to, never replaced by a file: an atomic write renames a
+    file over the path, which as root turned `/dev/null` into a regular file."""
+    import json
+    import stat
+    import threading
+    root = copy_fixture("acme", tmp_path)
+    fifo = tmp_path / "findings.fifo"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    result = docbridge("check", "--root", str(root), "--format", "json", "--fail-on", "never",
+                       "--output", str(fifo))
+    reader.join(60)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert "findings" in json.loads(read[0])
+    result = docbridge("check", "--root", str(root), "--fail-on", "never", "--output", os.devnull)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -112,9 +113,21 @@ def reference_workspace(root: Path, use_cache: bool) -> tuple[Any, Any]:
 
 
 def write_output(path: str, text: str) -> None:
-    """`text` written to the file `path` (atomically), or to stdout when `path` is '-'."""
+    """`text` written to the file `path` (atomically), or to stdout when `path` is '-'. A path that is not a
+    regular file (`/dev/null`, a FIFO, a terminal) is written to as it is: an atomic write would replace it with
+    a file (as root, `/dev/null` itself)."""
     if path == "-":
         sys.stdout.write(text)
+        return
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+        special = not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    except OSError:  # not there yet: written atomically
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
         return
     from docbridge.engine.base.cache import write_atomic
     write_atomic(Path(path), text.encode("utf-8"))
