@@ -135,8 +135,8 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
     folder.indexing.clear()
     folder.ready.set()
     seconds = time.perf_counter() - folder.scan_started
-    origin = (f"resumed from the model kept by the last start, {len(state.present) - state.scan.reused} changed "
-              f"since" if scanned.scan.resumed else f"{state.scan.reused} from cache")
+    origin = (f"resumed from the model kept by the last start, {scanned.scan.applied} changed since"
+              if scanned.scan.resumed else f"{state.scan.reused} from cache")
     server.log("info", f"Doc Bridge: {reason} scan of {folder.root} took {seconds:.2f}s "
                        f"({len(state.facts)} files, {origin})")
     end(f"{len(state.facts)} files")

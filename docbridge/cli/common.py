@@ -82,7 +82,9 @@ class Progress(AbstractContextManager["Progress"]):
 
 def open_workspace(root: Path, *, progress: bool = False, use_cache: bool = True, jobs: int | None = None,
                    resolve: bool = True) -> Any:
-    """A scanned Workspace for `root` (warm from the facts cache when nothing changed)."""
+    """A scanned Workspace for `root` (warm from the facts cache when nothing changed). The resolved model a
+    language server keeps is not read: `check` and `scan` resolve lazily, and reading it cost more than they
+    save (15,001 files: `check` 2.5 s and 329 MB with it, 1.7 s and 146 MB without)."""
     from docbridge.engine.workspace import Workspace
     workspace = Workspace(root, use_cache=use_cache, jobs=jobs)
     with Progress(progress) as bar:

@@ -52,6 +52,7 @@ class ScanReport:
     reused: int = 0
     seconds: float = 0.0
     resumed: bool = False  # built from the model kept by an earlier scan (`engine.state.resume`)
+    applied: int = 0  # when resumed: the files changed, come or gone since that model
     started_ns: int = 0  # when the scan began (wall clock): a file modified since may be newer than its facts
     walk_skipped: tuple[tuple[str, str], ...] = ()  # what the walk left out, and why
 
@@ -201,7 +202,13 @@ class ModelState:
     def reuse_report(self) -> dict[str, Any]:
         report = self.scan
         total = report.reused + len(report.parsed)
-        if total == 0:
+        if report.resumed:
+            shown = ", ".join(report.parsed[:8]) + (f" and {len(report.parsed) - 8} more" if len(
+                report.parsed) > 8 else "")
+            status = "complete" if not report.parsed else "partial"
+            reason = (f"Resumed from the model the language server kept: {report.applied} file(s) changed since. "
+                      + (f"Re-parsed: {shown}." if report.parsed else "Nothing needed re-parsing."))
+        elif total == 0:
             status, reason = "not-applicable", "Nothing was analyzed."
         elif report.reused == 0:
             status, reason = "not-applicable", f"No cached facts were reused; parsed {len(report.parsed)} file(s)."

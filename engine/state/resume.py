@@ -146,7 +146,7 @@ def write_model(state: ModelState) -> bool:
     scan = state.scan
     if not state.resolved or state.buffers or not state.use_cache or not scan.started_ns or not state.has_view(WALK):
         return False
-    if scan.resumed and len(state.present) - scan.reused <= max(REWRITE_FLOOR, REWRITE_SHARE * len(state.present)):
+    if scan.resumed and scan.applied <= max(REWRITE_FLOOR, REWRITE_SHARE * len(state.present)):
         return False  # the next start applies these few changes again (cheaper than writing the whole model)
     walk: _Walk = state.view(WALK, lambda: _Walk({}, (), 0))
     universe = state.universe
@@ -264,8 +264,10 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, rules: IgnoreR
     state, _ = apply_changes(state, [Change(path) for path in sorted(changed)])
     parsed = tuple(sorted(path for path in changed if path in state.universe.documents or path in
                           state.universe.modules))
-    return state.successor(scan=ScanReport(parsed, len(walked.files) - len(changed), time.perf_counter() - started,
-                                           resumed=True, started_ns=started_ns,
+    analyzed = len(state.universe.documents) + len(state.universe.modules) + len(state.universe.manifests) + \
+        len(state.universe.tsconfigs) + len(state.universe.navigation)
+    return state.successor(scan=ScanReport(parsed, analyzed - len(parsed), time.perf_counter() - started,
+                                           resumed=True, applied=len(changed), started_ns=started_ns,
                                            walk_skipped=tuple(sorted(walked.skipped.items()))))
 
 
