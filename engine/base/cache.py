@@ -54,16 +54,19 @@ def artifact_dir(root: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
-    """Write `data` (bytes, or pieces of them) to `path` so that readers see the old file or the new one,
-    never half of either."""
+def write_atomic(path: Path, data: bytes | Iterable[bytes] | Callable[[BinaryIO], None]) -> None:
+    """Write `data` (bytes, pieces of them, or a function that writes to the file it is given) to `path` so that
+    readers see the old file or the new one, never half of either."""
     import tempfile  # deferred: a search over a current index reads artifacts and writes none
     prepare_write(path)  # real folders (no links) under .docbridge, no directory at `path`, stale temps gone
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "wb") as out:
-            for piece in (data,) if isinstance(data, bytes) else data:
-                out.write(piece)
+        with os.fdopen(handle, "w+b") as out:
+            if callable(data):
+                data(out)
+            else:
+                for piece in (data,) if isinstance(data, bytes) else data:
+                    out.write(piece)
             out.flush()
             os.fsync(out.fileno())
         try:
@@ -142,28 +145,18 @@ def write_sealed_stream(path: Path, kind: str, extra: dict[str, Any], produce: C
     """Write a sealed artifact whose payload `produce` writes to a file, piece by piece, so that a large one is
     never held in memory whole: the header, which needs the payload's hash, is written last, padded into the
     room left for it at the start."""
-    import tempfile
-    prepare_write(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w+b") as out:
-            out.write(b" " * (HEADER_ROOM - 1) + b"\n")
-            hashing = _HashingWriter(out)
-            produce(hashing)  # type: ignore[arg-type]
-            digest = hashing.digest.hexdigest()
-            header = json.dumps({"kind": kind, "format": CACHE_FORMAT, "sha256": digest, "seal": _mac(digest),
-                                 **extra}, sort_keys=True).encode("utf-8")
-            if len(header) >= HEADER_ROOM:
-                raise ValueError(f"the header of {path.name} is over {HEADER_ROOM} bytes")
-            out.seek(0)
-            out.write(header.ljust(HEADER_ROOM - 1))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    def write(out: BinaryIO) -> None:
+        out.write(b" " * (HEADER_ROOM - 1) + b"\n")
+        hashing = _HashingWriter(out)
+        produce(hashing)  # type: ignore[arg-type]
+        digest = hashing.digest.hexdigest()
+        header = json.dumps({"kind": kind, "format": CACHE_FORMAT, "sha256": digest, "seal": _mac(digest), **extra},
+                            sort_keys=True).encode("utf-8")
+        if len(header) >= HEADER_ROOM:
+            raise ValueError(f"the header of {path.name} is over {HEADER_ROOM} bytes")
+        out.seek(0)
+        out.write(header.ljust(HEADER_ROOM - 1))
+    write_atomic(path, write)
 
 
 class _HashingWriter:
@@ -176,6 +169,12 @@ class _HashingWriter:
     def write(self, data: Any) -> int:
         self.digest.update(data)
         return self.out.write(data)
+
+
+def _header_matches(header: Any, kind: str, expect: dict[str, Any] | None) -> bool:
+    """Whether an artifact's header is of this kind and format and has the `expect`ed values."""
+    return isinstance(header, dict) and header.get("kind") == kind and header.get("format") == CACHE_FORMAT and \
+        all(header.get(key) == value for key, value in (expect or {}).items())
 
 
 def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None,
@@ -192,11 +191,8 @@ def read_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None,
         header = json.loads(head)
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
-    if not isinstance(header, dict) or header.get("kind") != kind or header.get("format") != CACHE_FORMAT:
+    if not _header_matches(header, kind, expect):
         return None
-    for key, value in (expect or {}).items():
-        if header.get(key) != value:
-            return None
     digest = sha256_bytes(body)
     if header.get("sha256") != digest:
         return None
@@ -223,8 +219,7 @@ def open_sealed(path: Path, kind: str, expect: dict[str, Any] | None = None) -> 
         return None
     try:
         header = json.loads(handle.readline(64 * 1024))
-        if not isinstance(header, dict) or header.get("kind") != kind or header.get("format") != CACHE_FORMAT or \
-                any(header.get(key) != value for key, value in (expect or {}).items()):
+        if not _header_matches(header, kind, expect):
             raise ValueError("another artifact")
         start = handle.tell()
         digest = hashlib.sha256()

@@ -53,8 +53,6 @@ class ScanReport:
     seconds: float = 0.0
     resumed: bool = False  # built from the model kept by an earlier scan (`engine.state.resume`)
     applied: int = 0  # when resumed: the files changed, come or gone since that model
-    started_ns: int = 0  # when the scan began (wall clock): a file modified since may be newer than its facts
-    walk_skipped: tuple[tuple[str, str], ...] = ()  # what the walk left out, and why
 
 
 class Pending:

@@ -55,23 +55,26 @@ WALK = "resume-walk"  # the view of a scanned state holding its walk: what `writ
 
 
 @dataclass(frozen=True, slots=True)
-class _Walk:
+class Walk:
+    """What a scan's walk saw, for `write_model` and for `resumed_state`'s checks."""
+
+    started_ns: int  # when the scan began (wall clock): a file modified since may be newer than its facts
     stats: dict[str, tuple[int, int]]  # path -> (size, mtime_ns) when the walk saw it, before its facts were read
+    skipped: dict[str, str]  # what the walk left out, and why
     unusual: tuple[str, ...]  # paths the walk classed otherwise than their names say (links to other files)
-    total: int  # the bytes of the files analyzed kinds (`limits.maxTotalBytes` caps them)
+    total: int  # the bytes of the files of analyzed kinds (`limits.maxTotalBytes` caps them)
 
 
-def _walk_of(walked: WalkResult) -> _Walk:
+def walk_record(walked: WalkResult, started_ns: int) -> Walk:
     stats = {item.path: (item.size, item.mtime_ns) for item in walked.files}
     unusual = tuple(item.path for item in walked.files if item.kind != file_kind(item.path))
     total = sum(item.size for item in walked.files if item.kind in ANALYZED_KINDS)
-    return _Walk(stats, unusual, total)
+    return Walk(started_ns, stats, dict(walked.skipped), unusual, total)
 
 
-def keep_walk(state: ModelState, walked: WalkResult) -> ModelState:
+def keep_walk(state: ModelState, walk: Walk) -> ModelState:
     """`state` (a scan's) holding what its walk saw of each file, for `write_model`: the stat a file had before
     its facts were read, never a later one. Held by this state alone (a view), so gone with it."""
-    walk = _walk_of(walked)
     state.view(WALK, lambda: walk)
     return state
 
@@ -144,14 +147,14 @@ def write_model(state: ModelState) -> bool:
     records the thread pauses every few milliseconds, so that a language server writing a large model in the
     background answers edits meanwhile."""
     scan = state.scan
-    if not state.resolved or state.buffers or not state.use_cache or not scan.started_ns or not state.has_view(WALK):
+    if not state.resolved or state.buffers or not state.use_cache or not state.has_view(WALK):
         return False
     if scan.resumed and scan.applied <= max(REWRITE_FLOOR, REWRITE_SHARE * len(state.present)):
         return False  # the next start applies these few changes again (cheaper than writing the whole model)
-    walk: _Walk = state.view(WALK, lambda: _Walk({}, (), 0))
+    walk: Walk = state.view(WALK, lambda: Walk(0, {}, {}, (), 0))
     universe = state.universe
     root = state.root
-    racy_after = scan.started_ns - RACY_WINDOW_NS
+    racy_after = walk.started_ns - RACY_WINDOW_NS
     stats: dict[str, tuple[int, int]] = {}
     present = tuple(sorted(state.present))
     for path in present:
@@ -163,7 +166,7 @@ def write_model(state: ModelState) -> bool:
                 for path, facts in facts_by_path.items()]
     dependents = list(state.dependents.items())
     slices = range(0, len(dependents), DEPENDENTS_PER_RECORD)
-    header = (present, stats, dict(scan.walk_skipped), dict(state.skipped), len(analyzed), len(slices), walk.unusual)
+    header = (present, stats, walk.skipped, dict(state.skipped), len(analyzed), len(slices), walk.unusual)
 
     def produce(out: Any) -> None:
         pickler = pickle.Pickler(out, protocol=PICKLE_PROTOCOL)
@@ -221,15 +224,14 @@ def _read(root: Path, config: Config, rules: IgnoreRules) -> _Stored | None:
         return None
 
 
-def resumed_state(root: Path, config: Config, walked: WalkResult, rules: IgnoreRules, revision: int,
-                  started_ns: int) -> ModelState | None:
+def resumed_state(root: Path, config: Config, walked: WalkResult, walk: Walk, rules: IgnoreRules,
+                  revision: int) -> ModelState | None:
     """The state of the tree on disk built from the kept model and the files changed since, or None when there
     is no kept model for these analyzers, code, configuration and rules, or too much changed."""
     started = time.perf_counter()
     stored = _read(root, config, rules)
-    if stored is None or stored.walk_skipped != walked.skipped:
+    if stored is None or stored.walk_skipped != walk.skipped:
         return None
-    walk = _walk_of(walked)
     # what applying a change cannot reproduce of a scan: a link classed by the walk, a cap on the total bytes
     if walk.unusual != stored.unusual or walk.total > config.limits.max_total_bytes or \
             "total-cap" in stored.skipped.values():
@@ -267,8 +269,8 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, rules: IgnoreR
     analyzed = len(state.universe.documents) + len(state.universe.modules) + len(state.universe.manifests) + \
         len(state.universe.tsconfigs) + len(state.universe.navigation)
     return state.successor(scan=ScanReport(parsed, analyzed - len(parsed), time.perf_counter() - started,
-                                           resumed=True, applied=len(changed), started_ns=started_ns,
-                                           walk_skipped=tuple(sorted(walked.skipped.items()))))
+                                           resumed=True, applied=len(changed)))
 
 
-__all__ = ["MAX_CHANGED_SHARE", "code_fingerprint", "keep_walk", "model_path", "resumed_state", "write_model"]
+__all__ = ["MAX_CHANGED_SHARE", "Walk", "code_fingerprint", "keep_walk", "model_path", "resumed_state", "walk_record",
+           "write_model"]

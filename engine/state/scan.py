@@ -64,12 +64,14 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         progress("walk", len(walked.files), len(walked.files))
     if on_walk is not None:
         on_walk([item.path for item in walked.files])
-    walk_skipped = tuple(sorted(walked.skipped.items()))
-    if resume and use_cache and resolve:
-        from docbridge.engine.state.resume import keep_walk, resumed_state
-        resumed = resumed_state(root, config, walked, rules, revision, started_ns)
-        if resumed is not None:
-            return keep_walk(resumed, walked)
+    seen = None
+    if use_cache and resolve:  # what a later start may resume from (`engine.state.resume`)
+        from docbridge.engine.state.resume import keep_walk, resumed_state, walk_record
+        seen = walk_record(walked, started_ns)
+        if resume:
+            resumed = resumed_state(root, config, walked, seen, rules, revision)
+            if resumed is not None:
+                return keep_walk(resumed, seen)
     cache = FactsCache(root, ANALYZER_VERSIONS) if use_cache else None
     facts: dict[str, Any] = {}
     present: list[str] = []
@@ -131,17 +133,15 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
     universe = build_universe(config, rules, ((path, facts.get(path)) for path in sorted(present)))
     state = ModelState(revision=revision, root=root, config=config, universe=universe, skipped=Map(skipped),
                        resolved=False, use_cache=use_cache,
-                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started,
-                                       started_ns=started_ns, walk_skipped=walk_skipped))
+                       scan=ScanReport(tuple(sorted(parsed)), reused, time.perf_counter() - started))
     if resolve:
         if progress:
             progress("resolve", 0, len(universe.documents) + len(universe.modules))
         state = resolve_everything(state)
         if progress:
             progress("resolve", len(state.documents) + len(state.modules), len(state.documents) + len(state.modules))
-        if use_cache:  # what a later start may resume from (`write_model`)
-            from docbridge.engine.state.resume import keep_walk
-            state = keep_walk(state, walked)
+        if seen is not None:
+            state = keep_walk(state, seen)
     return state
 
 
