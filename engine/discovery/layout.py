@@ -47,6 +47,13 @@ class Layout:
     areas: dict[str, AreaInfo]  # path -> area
     module_area: dict[str, str]  # module path -> area path
     package_dirs_deepest_first: list[str]
+    # directories of packages that apply the repository's libraries, not part of them (`applications`)
+    applications: frozenset[str] = frozenset()
+
+    def in_application(self, path: str) -> bool:
+        """Whether a path lies in a package that applies the repository's libraries (a starter template, an
+        integration app): such code and pages show a feature in use, they are not where it lives."""
+        return any(_inside(path, directory) for directory in self.applications)
 
     def package_of(self, path: str) -> PackageInfo | None:
         for directory in self.package_dirs_deepest_first:
@@ -90,6 +97,25 @@ def _package_ids(manifests: Iterable[PackageFacts], root_name: str) -> dict[str,
     return infos
 
 
+def applications(packages: dict[str, PackageInfo]) -> frozenset[str]:
+    """The directories of packages that apply the repository's libraries rather than make them up: each is
+    private, no package of the repository depends on it, it depends on one the repository publishes, and a
+    sibling directory holds another such package. Families like these are starter templates
+    (`create-vite/template-*`), integration apps (`integrations/react-next-14`) and examples; a lone private
+    app is not counted, as a product's own app may be one."""
+    published = {info.name for info in packages.values() if info.facts is not None and not info.facts.private}
+    needed = {name for info in packages.values() if info.facts is not None
+              for name, _field in info.facts.dependencies if name != info.name}
+    users = [directory for directory, info in packages.items()
+             if directory != "." and info.facts is not None and info.facts.private and info.name not in needed
+             and any(name in published for name, _field in info.facts.dependencies)]
+    parents: dict[str, int] = {}
+    for directory in users:
+        parent = directory.rpartition("/")[0]
+        parents[parent] = parents.get(parent, 0) + 1
+    return frozenset(d for d in users if parents[d.rpartition("/")[0]] >= 2)
+
+
 UNIT_PAGES = frozenset({"readme.md", "index.md", "index.mdx", "readme.mdx"})
 PAGE_SUFFIXES = (".md", ".mdx", ".markdown")
 
@@ -117,7 +143,7 @@ def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], conf
                  root_name: str = "root", documents: Iterable[str] = ()) -> Layout:
     packages = _package_ids(manifests, root_name)
     deepest = sorted(packages, key=lambda d: (-(0 if d == "." else d.count("/") + 1), d))
-    layout = Layout(packages, {}, {}, deepest)
+    layout = Layout(packages, {}, {}, deepest, applications(packages))
     settings = config.analysis.areas
     roots = set(settings.roots)
     exclude = pathspec.GitIgnoreSpec.from_lines(list(settings.exclude)) if settings.exclude else None

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 6
+PROJECTION_VERSION = 7
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -489,7 +489,8 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
         package_id=package_id, edges=graph.edges.get(entity.id, ()),
         covered_by=graph.covered_by.get(entity.id, ()), mentioned_by=graph.mentioned_by.get(entity.id, ()),
-        surface="peripheral" if is_peripheral(entity.path) else ("public" if entity.id in graph.public else None),
+        surface="peripheral" if on_periphery(entity.path, ws.universe.layout)
+        else ("public" if entity.id in graph.public else None),
         dependents=graph.dependents.get(entity.id, 0) if entity.kind == PACKAGE else 0)
 
 
@@ -509,6 +510,12 @@ def is_peripheral(path: str) -> bool:
     return any(_peripheral_dir(part) for part in parts[:-1]) or any(m in parts[-1] for m in _PERIPHERAL_FILES) \
         or _peripheral_dir(parts[-1]) or TEMPLATE_FILE.match(parts[-1]) is not None \
         or any(part.lower() == "issue_template" for part in parts[:-1])
+
+
+def on_periphery(path: str, layout: Any) -> bool:
+    """Peripheral by its path (`is_peripheral`), or inside a package that applies the repository's libraries
+    (a starter template, an integration app: `Layout.applications`)."""
+    return is_peripheral(path) or (layout is not None and layout.in_application(path))
 
 
 def initials(name: str) -> list[str]:
@@ -599,8 +606,8 @@ def _dependents(layout: Any) -> dict[str, int]:
     by_name = {info.name: info.id for info in layout.packages.values()}
     counts: dict[str, int] = defaultdict(int)
     for info in layout.packages.values():
-        if is_peripheral(info.directory):
-            continue  # examples and playgrounds depend on everything they show
+        if on_periphery(info.directory, layout):
+            continue  # examples, playgrounds and starters depend on everything they show
         for name, _field in (info.facts.dependencies if info.facts else ()):
             target = by_name.get(name)
             if target is not None and target != info.id:
@@ -629,7 +636,8 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
                      None)
         documents = sum(1 for m in members if m.kind == DOCUMENT)
         tags = [DIRECTORY, "documentation" if documents * 2 >= len(members) else "source"]
-        if is_peripheral(path):
+        peripheral = on_periphery(path, layout)
+        if peripheral:
             tags.append("peripheral")
         title = index.title if index is not None and index.title and index.title != index.path.rsplit("/", 1)[-1] \
             else name
@@ -645,7 +653,7 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
             content_hash=index.content_hash if index is not None else canonical_hash({"id": f"{DIRECTORY}:{path}"}),
             provenance="observed", confidence="observed", area_id=area.id if area else None,
             package_id=package.id if package else None,
-            surface="peripheral" if is_peripheral(path) else None))
+            surface="peripheral" if peripheral else None))
     return out
 
 

@@ -92,6 +92,7 @@ class QueryShape:
     naming: bool  # at most two words: per-word identity applies
     whole: str  # the whole query as a name or path
     routing: bool  # who owns something, where to change it: a unit one edits answers it
+    asks_unit: bool  # ...and asks for the unit itself, not where a thing is done (docbridge.engine.retrieval.units)
     asks_change: bool  # asks for a change (a change route answers it)
     code_shaped: bool  # one word shaped like a symbol or a path
     symbol_shaped: bool  # one word shaped like a symbol, not a path
@@ -125,7 +126,9 @@ class QueryShape:
             found.append("how code works")
         if self.asks_task:
             found.append("how to do something")
-        if self.routing:
+        if self.asks_unit:
+            found.append("the unit that holds it (its code gathered)")
+        elif self.routing:
             found.append("who owns it / where to edit")
         if self.kinds_named:
             found.append("a " + "/".join(sorted(self.kinds_named)))
@@ -269,15 +272,20 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
     phrase = not routing and not sentence and plain == 2 and not any(
         identifier.search(w) or path.search(w) for w in said)
     kinds = vocabulary().kinds
+    kinds_named = frozenset(k for w in said for k in kinds.get(fold(w), ()))
+    task = bool(pattern("task").search(stripped))
+    # a unit is asked for: who owns a thing, where one changes it, which package holds it, where its code is
+    asks_unit = routing and not implementation and not task and bool(
+        kinds_named or pattern("unit_asked").search(fold(stripped)) or pattern("where_to_change").search(stripped))
     return QueryShape(
         query=query, words=words, naming=len(said) <= 2,
         whole=fold(stripped).removesuffix("()").removeprefix("./").rstrip("/"),
         routing=routing, asks_change=bool(pattern("change").search(query)), code_shaped=code_shaped,
         symbol_shaped=code_shaped and not path_shaped,
         identifier=one_word and not path_shaped and bool(identifier.search(stripped)),
-        asks_implementation=implementation, asks_task=bool(pattern("task").search(stripped)),
+        asks_implementation=implementation, asks_task=task, asks_unit=asks_unit,
         asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
-        kinds_named=frozenset(k for w in said for k in kinds.get(fold(w), ())),
+        kinds_named=kinds_named,
         sentence=sentence, phrase=phrase, compounds=compounds(said),
         form=form(code_shaped, implementation, sentence, phrase),
         file_words=content_words(words) if implementation else ())

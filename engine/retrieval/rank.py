@@ -1,7 +1,7 @@
 """Explainable ranking over the projection: `Retriever.search` is the pipeline, each stage a function.
 
     score = lexical × prior × aboutness + exactId + exactPath + exactSymbol
-          + graphProximity + canonicality + audienceFit + acceptedAgentSignals
+          + graphProximity + memberEvidence + canonicality + audienceFit + acceptedAgentSignals
 
 1. Read the query (docbridge.engine.retrieval.query_shape): its shape (a name, a path, a routing question, a question
    about how code works, a task, a sentence…; the patterns and words are data, engine/data/query-shape.toml), the
@@ -21,7 +21,9 @@
    - canonicality, audienceFit, acceptedAgentSignals: the additive priors (docbridge.engine.retrieval.priors).
 4. graphProximity (docbridge.engine.retrieval.proximity): relevance lent by the strongest lexical hits to what is
    within two hops of them, never past the lender. A result that only a relation surfaced earns that alone.
-5. Order (ties break on an exact id, then on an ownership record, then on the id); drop results below FLOOR of the
+5. memberEvidence (docbridge.engine.retrieval.units): for a question that asks for a unit, each unit adds the
+   scores of its strongest matching modules, so the unit whose code holds the matches answers.
+6. Order (ties break on an exact id, then on an ownership record, then on the id); drop results below FLOOR of the
    best score (`floor=0` keeps the neighbourhood); fold variants of one page into the best-ranked copy, which lists
    the others as `alsoIn`; keep the kinds asked for.
 
@@ -42,7 +44,7 @@ from docbridge.engine.base.heap import built
 from docbridge.engine.base.lexicon import fold, is_cjk, tokens
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
-from docbridge.engine.retrieval import identity, proximity
+from docbridge.engine.retrieval import identity, proximity, units
 from docbridge.engine.retrieval.identity import COMPOUND, file_base, squash
 from docbridge.engine.retrieval.lexical import Hit, LexicalIndex
 from docbridge.engine.retrieval.priors import (
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("docbridge.search")
 
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
-              "canonicality", "audienceFit", "acceptedAgentSignals")
+              "memberEvidence", "canonicality", "audienceFit", "acceptedAgentSignals")
 LEXICAL_DEPTH = 200
 TYPO_SIMILARITY = 0.9
 TYPO_SPREAD = 0.03
@@ -162,6 +164,8 @@ class Retriever:
     _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
     _unit_names: dict[int, frozenset[str]] = field(init=False)
     _file_names: dict[int, str] = field(init=False)
+    _holders: dict[int, bool] = field(init=False)
+    _package_paths: list[str] = field(init=False)  # the folders of the packages, examples and the like aside
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
@@ -179,7 +183,9 @@ class Retriever:
         self.paths = [e.path.lower() for e in self.entries]
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
-        self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
+        self._symbols, self._adjacency, self._unit_names, self._file_names, self._holders = {}, {}, {}, {}, {}
+        self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
+                                     if e.kind == PACKAGE and e.surface != "peripheral")
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
         self.by_base, self.by_symbol = defaultdict(list), defaultdict(list)
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
@@ -274,6 +280,16 @@ class Retriever:
             found = self._file_names[index] = squash(file_base(self.paths[index]))
         return found
 
+    def holds_packages(self, index: int) -> bool:
+        """Whether an entry's folder holds a package other than itself, examples and the like aside (a workspace
+        folder, the repository's root)."""
+        found = self._holders.get(index)
+        if found is None:
+            inner = self.paths[index] + "/"
+            found = self._holders[index] = any(
+                path.startswith(inner) for path in self._package_paths)
+        return found
+
     def unit_name(self, index: int) -> frozenset[str]:
         """The words a unit (package, area, directory) is called by: a routing question names it by them."""
         found = self._unit_names.get(index)
@@ -310,6 +326,8 @@ class Retriever:
         lenders = proximity.lenders(candidates, anchors, own)
         results = [result for candidate in candidates.values()
                    if (result := self._result(candidate, scored, own, lenders, reading, terms, corrected)) is not None]
+        if shape.asks_unit:
+            results = units.gather(self, results, shape, partial(self._gathered, reading, terms, corrected))
         return self._finish(results, terms, limit, kinds, floor)
 
     # ------------------------------------------------------------------ the stages
@@ -428,12 +446,24 @@ class Retriever:
         return Result(entry, score, components, {}, confidence, via, terms, corrected, reasons,
                       translated=reading.translated, shape=reading.shape)
 
+    def _gathered(self, reading: QueryReading, terms: list[str], corrected: dict[str, str], index: int,
+                  score: float, reason: str) -> Result:
+        """A unit that only its members' evidence brought in (`docbridge.engine.retrieval.units`)."""
+        components = dict.fromkeys(COMPONENTS, 0.0)
+        components["prior"] = components["aboutness"] = 1.0
+        components["memberEvidence"] = score
+        entry = self.entries[index]
+        return Result(entry, score, components, {}, entry.confidence, None, terms, corrected, [reason],
+                      translated=reading.translated, shape=reading.shape)
+
     def _finish(self, results: list[Result], terms: list[str], limit: int, kinds: list[str] | None,
                 floor: float) -> list[Result]:
         """Order; drop what falls below the floor; fold the copies of a page; keep the kinds asked for."""
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
-            threshold = results[0].score * floor
+            # the floor is a share of the best score the entries' own evidence earned: a unit's gathered evidence
+            # (`memberEvidence`) does not push its own members below it
+            threshold = max(r.score - r.components["memberEvidence"] for r in results) * floor
             # a page lowered for a declared name is kept when its score before that lowering passes: it comes
             # after the declaration, it is not dropped for it
             results = [r for r in results if r.score + _declared_lowering(r) >= threshold]
@@ -487,7 +517,8 @@ def _declared_lowering(result: Result) -> float:
 def _total(components: dict[str, float]) -> float:
     return (components["lexical"] * components["prior"] * components["aboutness"] + components["exactId"]
             + components["exactPath"] + components["exactSymbol"] + components["graphProximity"]
-            + components["canonicality"] + components["audienceFit"] + components["acceptedAgentSignals"])
+            + components["memberEvidence"] + components["canonicality"] + components["audienceFit"]
+            + components["acceptedAgentSignals"])
 
 
 def retriever_key(mode: str = "combined") -> ViewKey[Retriever]:

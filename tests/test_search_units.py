@@ -1,0 +1,108 @@
+"""A question that asks for a unit is answered by the unit whose code holds the matches
+(docbridge.engine.retrieval.units), and a family of private packages that apply the repository's library
+(starter templates) is peripheral (`Layout.applications`). Through the command line, on a small repository
+written here: the expected answers follow from its files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import docbridge_json, make_repo
+
+
+def _module(words: str, name: str) -> str:
+    return f"// {words}\nexport function {name}(value: string): string {{\n  return value\n}}\n"
+
+
+def _starter(framework: str) -> dict[str, str]:
+    return {
+        f"starters/template-{framework}/package.json": json.dumps(
+            {"name": f"starter-{framework}", "private": True, "dependencies": {"@demo/assert": "^1.0.0"}}),
+        # a starter's README says the question's words more often than any module does
+        f"starters/template-{framework}/README.md": (
+            f"# {framework} starter\n\nAssertion diffs are printed in colour. Change how assertion diffs are "
+            "printed in `vite.config`. Printed diffs, printed assertion diffs, diffs printed.\n"),
+        f"starters/template-{framework}/src/main.ts": _module("printed assertion diffs in the starter", "main"),
+    }
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files: dict[str, str] = {
+        "package.json": json.dumps({"name": "demo", "private": True, "workspaces": ["packages/*", "starters/*"]}),
+        "README.md": "# Demo\n\nAn assertion library.\n",
+        "packages/assert/package.json": json.dumps({"name": "@demo/assert", "version": "1.0.0"}),
+        "packages/assert/README.md": "# @demo/assert\n\nAssertions for tests.\n",
+        "packages/assert/src/index.ts": "export { expect } from './expect'\n",
+        "packages/assert/src/expect.ts": _module("the expect function: assertion entry point", "expect"),
+        "packages/assert/src/matchers/equal.ts": _module("equality matcher for an assertion", "toEqual"),
+        "packages/assert/src/matchers/throws.ts": _module("throws matcher for an assertion", "toThrow"),
+        # three modules that print diffs: the area that holds them is where one changes it (its name, `render`,
+        # is none of the question's words)
+        "packages/assert/src/render/printDiff.ts": _module("print the diff of an assertion, printed in colour",
+                                                         "printDiff"),
+        "packages/assert/src/render/diffLines.ts": _module("diffs of lines, printed one per row", "diffLines"),
+        "packages/assert/src/render/colors.ts": _module("colours of printed diffs", "diffColors"),
+        **_starter("react"), **_starter("vue"),
+    }
+    return make_repo(tmp_path_factory.mktemp("units"), files)
+
+
+def search(root: Path, query: str, limit: int = 10) -> list[dict[str, Any]]:
+    payload = docbridge_json("search", query, "--root", str(root), "--json", "--explain", "--limit", str(limit))
+    return payload["results"]  # type: ignore[no-any-return]
+
+
+def test_the_folder_whose_modules_match_answers_where_to_change(repo: Path) -> None:
+    results = search(repo, "where do I change how assertion diffs are printed")
+    first = results[0]
+    assert first["id"] == "area:packages/assert/src/render"  # the first folder under a source root is an area
+    assert first["explain"]["components"]["memberEvidence"] > 0
+    assert "the unit that holds it" in " ".join(first["explain"]["reading"])
+    assert any("holding 3 of the strongest matching modules" in reason for reason in first["explain"]["reasons"])
+    # the package holds the same three: the evidence belongs to the smaller unit, and the package gathers none
+    assert all(r["explain"]["components"]["memberEvidence"] == 0 for r in results[1:])
+    # its modules stay listed: the floor is a share of what the entries earned themselves
+    assert {"packages/assert/src/render/printDiff.ts", "packages/assert/src/render/diffLines.ts"} <= {
+        r["path"] for r in results}
+
+
+def test_a_question_about_how_something_is_done_is_answered_by_a_module(repo: Path) -> None:
+    # the same words, asked as where a thing is implemented: a module answers, no unit gathers
+    results = search(repo, "where is printing assertion diffs implemented")
+    assert results[0]["kind"] == "module"
+    assert all(r["explain"]["components"]["memberEvidence"] == 0 for r in results)
+
+
+def test_a_family_of_starter_packages_is_peripheral(repo: Path) -> None:
+    results = search(repo, "where do I change how assertion diffs are printed")
+    starters = [r for r in results if r["path"].startswith("starters/")]
+    assert starters, "the starters match the words: they are still found"
+    for result in starters:
+        assert any("under a test, fixture, example or playground directory" in reason
+                   for reason in result["explain"]["reasons"]), result["id"]
+        assert result["explain"]["components"]["memberEvidence"] == 0
+    # asked for, they are not lowered
+    asked = search(repo, "starter examples of printed assertion diffs")
+    assert not any("under a test, fixture, example or playground directory" in reason
+                   for r in asked if r["path"].startswith("starters/") for reason in r["explain"].get("reasons", []))
+    assert any(r["path"].startswith("starters/") for r in asked[:3])
+
+
+def test_a_lone_private_app_is_not_peripheral(tmp_path: Path) -> None:
+    # one private package using the library is a product's own app, not a family of starters
+    root = make_repo(tmp_path, {
+        "package.json": json.dumps({"name": "demo", "private": True, "workspaces": ["packages/*", "apps/*"]}),
+        "packages/assert/package.json": json.dumps({"name": "@demo/assert", "version": "1.0.0"}),
+        "packages/assert/src/index.ts": _module("assertions", "expect"),
+        "apps/web/package.json": json.dumps({"name": "web", "private": True,
+                                             "dependencies": {"@demo/assert": "1.0.0"}}),
+        "apps/web/src/checkout.ts": _module("the checkout page of the web app", "checkout"),
+        "apps/web/src/cart.ts": _module("the cart of the web app", "cart"),
+    })
+    results = search(root, "checkout page")
+    assert results[0]["path"] == "apps/web/src/checkout.ts"
+    assert not any("under a test" in reason for reason in results[0]["explain"].get("reasons", []))
