@@ -106,3 +106,30 @@ def test_a_lone_private_app_is_not_peripheral(tmp_path: Path) -> None:
     results = search(root, "checkout page")
     assert results[0]["path"] == "apps/web/src/checkout.ts"
     assert not any("under a test" in reason for reason in results[0]["explain"].get("reasons", []))
+
+
+@pytest.fixture(scope="module")
+def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("guides"), {
+        "package.json": json.dumps({"name": "runner", "version": "1.0.0"}),
+        # two pages that match the question about alike: the option's reference page, and the guide that walks
+        # through the task
+        "docs/config/testnamepattern.md": (
+            "# testNamePattern\n\n- Type: `string | RegExp`\n- CLI: `-t`\n\nRun only the tests whose full name "
+            "matches the pattern.\n"),
+        "docs/guide/filtering.md": (
+            "# Test Filtering\n\nFiltering tests, timeouts and concurrent runs.\n\n## Filter by name pattern\n\n"
+            "Run only the tests whose name matches a pattern with `-t`:\n\n```sh\nrunner -t \"adds numbers\"\n```\n\n"
+            "## Skipping suites and tests\n\nUse `.skip` to skip a test.\n"),
+    })
+
+
+def test_a_how_to_question_is_answered_by_the_guide_before_the_reference(docs_site: Path) -> None:
+    results = search(docs_site, "how do I run only the tests whose name matches a pattern")
+    assert results[0]["path"] == "docs/guide/filtering.md"
+    assert "a page in a guide folder, for a question that asks how to do something" in " ".join(
+        results[0]["explain"]["reasons"])
+    # asked how to configure it, the option's reference answers, and the guide gains nothing for its folder
+    configured = search(docs_site, "how do I configure the test name pattern")
+    assert configured[0]["path"] == "docs/config/testnamepattern.md"
+    assert not any("guide folder" in reason for r in configured for reason in r["explain"].get("reasons", []))

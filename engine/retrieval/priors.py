@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from docbridge.engine.base.lexicon import has_token
 from docbridge.engine.base.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE
 from docbridge.engine.retrieval.project import DIRECTORY, Entry
-from docbridge.engine.retrieval.query_shape import QueryShape
+from docbridge.engine.retrieval.query_shape import QueryShape, vocabulary
 from docbridge.engine.views.graph import canonicality_boost
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ DECLARED_PAGE_WHY = "a page, for a query that is the name a module declares"
 DECLARED_PAGE = f"prior ×{DECLARED_PAGE_FACTOR:g}: {DECLARED_PAGE_WHY}"
 TASK_PAGE = 1.2  # a page, for "how do I…" / "how to…": guides walk through tasks
 TASK_MODULE = 0.75  # a module, for the same
+TASK_GUIDE = 1.15  # ...and a page in a guide folder (guide/, tutorials/, recipes/), more
 # a page, for a question about where something is done in the code: where it says so ("in the code", "which
 # file", "no código"), a page is not an answer; where only its verb says so ("where are X created"), less likely one
 LOCATION_PAGE = {True: 0.5, False: 0.75}
@@ -55,6 +56,11 @@ class Subject:
 
     def declares_code(self) -> bool:
         return bool(self.index.symbol_sets(self.at)[1])
+
+    def in_guide_folder(self) -> bool:
+        """Whether the entry's path goes through a folder of guides (`docs/guide/`, `tutorials/`, `recipes/`)."""
+        guides = vocabulary().words["guide_folders"]
+        return any(part.lower() in guides for part in self.entry.path.split("/")[:-1])
 
     def title_covers_query(self) -> bool:
         return len(self.terms) >= 2 and all(has_token(self.entry.title, t) for t in self.terms)
@@ -190,6 +196,11 @@ PRIORS: tuple[Prior, ...] = (
     Prior("page-for-task", (DOCUMENT,), lambda s: True, TASK_PAGE,
           "guides walk through tasks: a question that asks how to do something is answered by a page",
           "a page, for a question that asks how to do something", given=lambda q: q.asks_task),
+    Prior("guide-for-task", (DOCUMENT,), lambda s: s.in_guide_folder(), TASK_GUIDE,
+          "a guide walks through a task where a reference page describes one option or function: of two pages that "
+          "match a how-to question alike, the guide answers it (how to configure a thing is the option's reference)",
+          "a page in a guide folder, for a question that asks how to do something",
+          given=lambda q: q.asks_task and not q.asks_configuration),
     Prior("directory-for-content", (DIRECTORY,), lambda s: True, 0.7,
           "a directory's only text is its name: a question about content is rarely answered by the folder",
           "a directory, for a question about content", given=lambda q: not q.routing and not q.code_shaped),

@@ -99,6 +99,7 @@ class QueryShape:
     identifier: bool  # one word written as code (camelCase, snake_case), not a path
     asks_implementation: bool  # how something works, where it is implemented: the mechanism
     asks_task: bool  # "how do I…", "how to…": a page walks through it
+    asks_configuration: bool  # ...how to configure something: the option's reference page describes it
     asks_peripheral: bool  # the query asks about examples, fixtures or playgrounds
     kinds_named: frozenset[str]  # unit kinds the question names ("which package…")
     sentence: bool  # three or more words that are not stopwords, not a routing question
@@ -284,6 +285,7 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
         symbol_shaped=code_shaped and not path_shaped,
         identifier=one_word and not path_shaped and bool(identifier.search(stripped)),
         asks_implementation=implementation, asks_task=task, asks_unit=asks_unit,
+        asks_configuration=task and bool(pattern("configure").search(fold(stripped))),
         asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
         kinds_named=kinds_named,
         sentence=sentence, phrase=phrase, compounds=compounds(said),
