@@ -47,6 +47,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "packages/assert/src/render/diffLines.ts": _module("diffs of lines, printed one per row", "diffLines"),
         "packages/assert/src/render/colors.ts": _module("colours of printed diffs", "diffColors"),
         **_starter("react"), **_starter("vue"),
+        # the rest of the package's code, about other things
+        **{f"packages/assert/src/runtime/{name}.ts": _module(f"the {name} of the test runtime", name)
+           for name in ("config", "cli", "worker", "pool", "cache", "watcher", "timers", "globals")},
     }
     return make_repo(tmp_path_factory.mktemp("units"), files)
 
@@ -133,3 +136,19 @@ def test_a_how_to_question_is_answered_by_the_guide_before_the_reference(docs_si
     configured = search(docs_site, "how do I configure the test name pattern")
     assert configured[0]["path"] == "docs/config/testnamepattern.md"
     assert not any("guide folder" in reason for r in configured for reason in r["explain"].get("reasons", []))
+
+
+def test_a_unit_that_holds_most_of_the_code_gathers_nothing(tmp_path: Path) -> None:
+    # `src/node` holds 9 of 12 modules: it holds most of any question's matches by its size alone
+    files = {"package.json": json.dumps({"name": "tool", "version": "1.0.0"})}
+    for name in ("dom", "overlay", "socket"):
+        files[f"src/client/{name}.ts"] = _module(f"the browser {name}", name)
+    for name in ("cli", "config", "build", "optimizer", "logger", "utils"):
+        files[f"src/node/{name}.ts"] = _module(f"the {name}: calls plugin hooks", name)
+    for name in ("css", "json", "assets"):
+        files[f"src/node/plugins/{name}.ts"] = _module(f"the {name} plugin: its transform and load hooks, "
+                                                      "plugin hooks", name)
+    results = search(make_repo(tmp_path, files), "where do I change the plugin hooks", limit=20)
+    gathered = {r["id"] for r in results if r["explain"]["components"]["memberEvidence"] > 0}
+    assert "directory:src/node/plugins" in gathered
+    assert "area:src/node" not in gathered

@@ -33,6 +33,7 @@ order.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import logging
 from collections import defaultdict
@@ -166,6 +167,7 @@ class Retriever:
     _file_names: dict[int, str] = field(init=False)
     _holders: dict[int, bool] = field(init=False)
     _package_paths: list[str] = field(init=False)  # the folders of the packages, examples and the like aside
+    _modules: list[str] | None = field(init=False)  # the modules' paths, sorted, examples and the like aside
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
@@ -184,6 +186,7 @@ class Retriever:
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names, self._file_names, self._holders = {}, {}, {}, {}, {}
+        self._modules = None
         self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
                                      if e.kind == PACKAGE and e.surface != "peripheral")
         self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
@@ -289,6 +292,16 @@ class Retriever:
             found = self._holders[index] = any(
                 path.startswith(inner) for path in self._package_paths)
         return found
+
+    def module_count(self, folder: str) -> int:
+        """How many modules, examples and the like aside, lie in a folder ('' for the whole repository)."""
+        if self._modules is None:
+            self._modules = sorted(self.paths[i] for i, e in enumerate(self.entries)
+                                   if e.kind == MODULE and e.surface != "peripheral")
+        if not folder:
+            return len(self._modules)
+        prefix = folder + "/"
+        return bisect.bisect_left(self._modules, prefix + "\uffff") - bisect.bisect_left(self._modules, prefix)
 
     def unit_name(self, index: int) -> frozenset[str]:
         """The words a unit (package, area, directory) is called by: a routing question names it by them."""

@@ -9,7 +9,9 @@ its own score (`memberEvidence`): what a unit is called and what its code holds 
 out the best module is what keeps a unit from passing its one standout module by that module's score alone: the
 unit passes it when the others together weigh enough.
 
-- Only a unit with two or more such members gathers.
+- Only a unit with two or more such members gathers, and only when its share of their summed scores is at
+  least SPECIFIC times its share of the repository's modules: a unit that holds most of the code holds most of any
+  question's matches by its size alone (`packages/vite/src/node`), and says nothing about where to edit.
 - A unit that holds another package (a workspace folder such as `packages/`, the repository's root) is a
   container of units, not one: it gathers nothing.
 - The evidence belongs to the smallest unit that holds most of it: a unit one of whose sub-units holds at
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 MEMBERS = 30  # the strongest module results whose units gather their scores
 DECAY = 0.5  # each next member of a unit counts this much of the one before
+SPECIFIC = 1.5  # a unit gathers when its share of the members' scores is this many times its share of the code
 CONCENTRATED = 0.8  # a unit whose sub-unit holds this share of its members' scores gathers nothing
 SOURCE_ROOTS = frozenset({"src", "lib", "source", "sources"})
 _PREFERENCE = {PACKAGE: 0, AREA: 1, DIRECTORY: 2}  # of two units of one folder, the one that gathers
@@ -51,8 +54,10 @@ def gather(index: Retriever, results: list[Result], shape: QueryShape,
     for member in members:
         for unit in _enclosing_units(index, member.entry.path, shape):
             scores[unit].append(member.score)
+    code, weight = index.module_count(""), sum(m.score for m in members)
     evidence = {unit: sum(s * DECAY ** k for k, s in enumerate(sorted(found, reverse=True)[1:]))
-                for unit, found in scores.items() if len(found) >= 2}
+                for unit, found in scores.items() if len(found) >= 2
+                and sum(found) / weight >= SPECIFIC * index.module_count(index.paths[unit]) / code}
     if not evidence:
         return results
     mass = {unit: sum(scores[unit]) for unit in evidence}
