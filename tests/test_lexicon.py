@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from docbridge.engine.base.lexicon import LEXICON_VERSION, expand, fold, is_stopword, singularize, tokens
 
 
@@ -74,7 +76,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 2
+    assert GLOSSARY_VERSION == 3
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
@@ -91,6 +93,23 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     assert ("slow", "performance", "related") in {(r.source, r.target, r.how)
                                                   for r in translations("why are my tests slow")}
     assert not any(r.how == "related" for r in translations("slow performance"))
+
+
+@pytest.mark.parametrize(("query", "word", "english"), [
+    ("a fila que executa as mutações", "executa", "run execute"),  # executar
+    ("os testes executados", "executado", "run execute"),  # a participle, plural
+    ("renderizando a lista", "renderizando", "render"),  # a gerund
+    ("onde as regras são divididas", "dividida", "split"),  # an -ir verb's participle: dividir
+])
+def test_a_form_of_a_listed_portuguese_verb_reads_as_the_verb(query: str, word: str, english: str) -> None:
+    from docbridge.engine.base.lexicon import translations
+    assert (word, english, "pt-en") in {(r.source, r.target, r.how) for r in translations(query)}
+
+
+def test_a_word_that_only_looks_like_a_verb_form_reads_as_nothing() -> None:
+    from docbridge.engine.base.lexicon import translations
+    # `casa` would be a form of `casar`, which the glossary does not list; `escopo` ends like no verb form
+    assert translations("a casa e o escopo") == []
 
 
 def test_every_glossary_line_is_well_formed() -> None:

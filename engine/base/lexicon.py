@@ -15,7 +15,8 @@
 - index CJK text by character and by character bigram.
 Queries are also read through a small versioned glossary (`engine/data/glossary.tsv`, `translations`):
 Portuguese software terms that share no cognate with English (`consulta` ~ `query`, `navegador` ~
-`browser`) in both directions, and common abbreviations (`ts` ~ `typescript`).
+`browser`; a verb's inflected forms read as its infinitive: `executa` ~ `executar`) in both directions, and
+common abbreviations (`ts` ~ `typescript`).
 Identifiers and paths are stemmed part by part on both sides alike; exact-identity checks in the ranking
 compare unstemmed words.
 """
@@ -185,7 +186,7 @@ def has_token(haystack: str, token: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ glossary
 
-GLOSSARY_VERSION = 2
+GLOSSARY_VERSION = 3
 _GLOSSARY_FILE = Path(__file__).parent.parent / "data" / "glossary.tsv"  # engine/data
 
 
@@ -256,6 +257,28 @@ class Reading:
     how: str
 
 
+# a Portuguese verb's inflected forms and the ending of the infinitive the glossary lists (`executa`, `executam`,
+# `executado`, `executando`: executar), longest first
+_INFLECTIONS = (("ando", "ar"), ("endo", "er"), ("indo", "ir"), ("ados", "ar"), ("adas", "ar"), ("idos", "er"),
+                ("idas", "er"), ("ado", "ar"), ("ada", "ar"), ("ido", "er"), ("ida", "er"), ("am", "ar"),
+                ("em", "er"), ("ou", "ar"), ("eu", "er"), ("iu", "ir"), ("a", "ar"), ("e", "er"))
+
+
+def _conjugated(token: str, book: Glossary) -> tuple[str, str] | None:
+    """The word and the English of the verb it is a form of, when the word is not listed itself (`executa`
+    reads as `executar`: run execute); a form of an -er verb may be one of an -ir verb."""
+    if len(token) < 5 or not token.isalpha():
+        return None
+    for ending, infinitive in _INFLECTIONS:
+        if token.endswith(ending):
+            stem = token[:-len(ending)]
+            for candidate in (stem + infinitive, stem + "ir") if infinitive == "er" else (stem + infinitive,):
+                hit = book.phrases.get(tuple(tokens(candidate)))
+                if hit is not None:
+                    return token, hit[1]
+    return None
+
+
 def translations(query: str) -> list[Reading]:
     """The glossary readings of a query: every Portuguese phrase in it (longest first, left to right) with
     its English words, every English word with its Portuguese equivalents, and every abbreviation."""
@@ -284,6 +307,8 @@ def translations(query: str) -> list[Reading]:
         for length in range(min(book.longest, len(query_tokens) - position), 0, -1):
             key = tuple(query_tokens[position:position + length])
             hit = book.phrases.get(key)
+            if hit is None and length == 1:
+                hit = _conjugated(key[0], book)
             if hit is not None:
                 if not set(tokens(hit[1])) <= present:  # `teste` adds nothing to a query that says `test`
                     found.append(Reading(hit[0], hit[1], "pt-en"))
