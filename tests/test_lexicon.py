@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from docbridge.engine.base.lexicon import LEXICON_VERSION, expand, fold, is_stopword, singularize, tokens
 
 
