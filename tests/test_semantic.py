@@ -157,6 +157,7 @@ def test_the_rankings_agree_when_the_lexical_best_is_near_the_top_of_the_dense_r
 class Stub:
     mode = "ok"
     dim = 8
+    fail_after: int | None = None  # answer this many requests, then fail every one (an endpoint that goes down)
     requests: list[dict[str, Any]]
 
     def __init__(self) -> None:
@@ -170,7 +171,7 @@ def stub() -> Iterator[tuple[Stub, str]]:
     def answer(request: http.server.BaseHTTPRequestHandler) -> None:
         body = read_json(request)
         state.requests.append({"path": request.path, "auth": request.headers.get("Authorization"), "body": body})
-        if state.mode == "error":
+        if state.mode == "error" or (state.fail_after is not None and len(state.requests) > state.fail_after):
             request.send_response(500)
             request.end_headers()
             request.wfile.write(b"internal error")
@@ -344,6 +345,94 @@ def test_local_model_missing_falls_back(tmp_path: Path) -> None:
     billing.write_text(billing.read_text() + "\n## Refunds\n\nA refund reverses an invoice.\n")  # to embed
     built = json.loads(_run(root, "index", "--semantic", "--json", env=env).stdout)
     assert built["semantic"]["built"] is False and "cannot be loaded" in built["semantic"]["reason"]
+
+
+def test_an_interrupted_build_keeps_what_it_embedded(tmp_path: Path, stub: tuple[Stub, str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    state, url = stub
+    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
+        f"## Part {k}\n\nHow the {n}th service handles step {k} of an order." for k in range(8)) for n in range(50)}
+    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
+    again = make_repo(tmp_path / "again", {"package.json": '{"name": "shop"}', **pages})
+    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root), str(again)]}).items():
+        monkeypatch.setenv(key, value)
+    for repository in (root, again):
+        _configure(repository, embed={"baseUrl": url, "model": "stub-embed"})
+    # the endpoint answers four requests of 64 texts (one batch of 256 chunks), then goes down
+    state.fail_after = 4
+    failed = json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]
+    assert failed["built"] is False and "HTTP 500" in failed["reason"]
+    semantic = root / ".docbridge" / "semantic"
+    assert not (semantic / "meta.json").exists()  # no index was written...
+    assert (semantic / "partial" / "meta.json").is_file()  # ...but what was embedded was kept
+
+    state.fail_after, state.requests = None, []
+    built = json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]
+    assert built["built"] and built["resumed"] == 256 and built["chunks"] > 256
+    # only the rest was asked of the endpoint, and the segments are gone once the index is whole
+    assert sum(len(r["body"]["input"]) for r in state.requests) == built["embedded"] == built["chunks"] - 256
+    assert not (semantic / "partial").exists()
+
+    # the vectors are those of a build that was never interrupted
+    assert json.loads(_run(again, "index", "--semantic", "--json").stdout)["semantic"]["built"]
+    assert (again / ".docbridge/semantic/vectors.npy").read_bytes() == (semantic / "vectors.npy").read_bytes()
+
+
+_HARD_KILL = '''
+import os, sys
+from pathlib import Path
+import numpy as np
+from docbridge.engine.semantic import index
+from docbridge.engine.workspace import Workspace
+
+class Dying:
+    model_id, dim, calls = "test:dying", 4, 0
+    def embed(self, texts):
+        Dying.calls += 1
+        if Dying.calls == 3:
+            os._exit(9)  # killed: no handler runs, no exception unwinds
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+root = Path(sys.argv[1])
+index.CHECKPOINT_SECONDS = 0.0  # a checkpoint after every batch
+workspace = Workspace(root, use_cache=False)
+workspace.scan()
+entries = workspace.retriever().entries
+partial = index.PartialVectors(root, None, Dying.model_id, 1200)
+index.update_index(entries, index.disk_reader(root), Dying(), 1200, partial=partial)
+'''
+
+
+def test_a_build_killed_outright_keeps_the_batches_it_checkpointed(tmp_path: Path) -> None:
+    from docbridge.engine.semantic.index import EMBED_BATCH, PartialVectors
+    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
+        f"## Part {k}\n\nStep {k} of the {n}th import." for k in range(8)) for n in range(100)}
+    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
+    killed = subprocess.run([sys.executable, "-c", _HARD_KILL, str(root)], capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert killed.returncode == 9, killed.stderr
+    # two batches were embedded and checkpointed before the third call killed the process
+    kept = PartialVectors(root, None, "test:dying", 1200)
+    assert len(kept.vectors) == 2 * EMBED_BATCH
+    assert PartialVectors(root, None, "another-model", 1200).vectors == {}  # for another model: not used
+
+
+def test_kept_vectors_that_do_not_match_their_hash_are_not_used(tmp_path: Path, stub: tuple[Stub, str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    state, url = stub
+    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
+        f"## Part {k}\n\nStep {k} of the {n}th import." for k in range(8)) for n in range(40)}
+    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
+    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root)]}).items():
+        monkeypatch.setenv(key, value)
+    _configure(root, embed={"baseUrl": url, "model": "stub-embed"})
+    state.fail_after = 4
+    assert json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]["built"] is False
+    segment = root / ".docbridge/semantic/partial/segment-1.npz"
+    segment.write_bytes(segment.read_bytes()[:-8] + b"tampered")
+    state.fail_after, state.requests = None, []
+    built = json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]
+    assert built["built"] and "resumed" not in built and built["embedded"] == built["chunks"]
 
 
 def test_endpoint_embeddings_and_every_endpoint_failure(tmp_path: Path, stub: tuple[Stub, str],

@@ -37,7 +37,14 @@ from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, agree, fuse, is_iden
 from docbridge.engine.retrieval.query_shape import read_query
 from docbridge.engine.semantic.bm25 import K1, B
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
-from docbridge.engine.semantic.index import IndexUnreadable, SemanticIndex, disk_reader, load_index, update_index
+from docbridge.engine.semantic.index import (
+    IndexUnreadable,
+    PartialVectors,
+    SemanticIndex,
+    disk_reader,
+    load_index,
+    update_index,
+)
 
 LEXICAL_DEPTH = 50  # lexical results fused
 DENSE_DEPTH = 10  # entities the dense ranking adds to them
@@ -268,12 +275,15 @@ def build_semantic(root: Path, config: Any, entries: Iterable[Any], read_text: C
         previous: SemanticIndex | None = load_index(root, config.index.dir)
     except IndexUnreadable:
         previous = None
+    # what an interrupted build embedded is reused, and what this one embeds is kept as it goes
+    partial = PartialVectors(root, config.index.dir, embedder.model_id, config.index.chunk_chars)
     try:
         index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous, progress,
-                                     sources=config.index.sources)
+                                     sources=config.index.sources, partial=partial)
     except EmbeddingError as exc:
         return None, SemanticStatus(False, str(exc), embedder.model_id)
     index.save(root, config.index.dir)  # a link or a file on the way to index.dir: ArtifactPathError (exit 2)
+    partial.discard()
     return report, SemanticStatus(True, None, embedder.model_id, {"chunks": len(index.chunks), "dim": index.dim})
 
 
@@ -344,9 +354,10 @@ class SemanticService:
                 previous = load_index(self.root, config.index.dir)
             except IndexUnreadable:
                 previous = None
+        partial = PartialVectors(self.root, config.index.dir, embedder.model_id, config.index.chunk_chars)
         try:
             index, report = update_index(entries, read_text, embedder, config.index.chunk_chars, previous,
-                                         sources=config.index.sources)
+                                         sources=config.index.sources, partial=partial)
         except EmbeddingError as exc:
             self.status = SemanticStatus(False, str(exc), embedder.model_id)
             self._say(str(exc))
@@ -354,6 +365,7 @@ class SemanticService:
         if report.changed:
             with contextlib.suppress(OSError, ArtifactPathError):
                 index.save(self.root, config.index.dir)
+                partial.discard()
         self.index = index
         self.status = SemanticStatus(True, None, embedder.model_id, {"chunks": len(index.chunks),
                                                                       "embedded": report.embedded})

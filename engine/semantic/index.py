@@ -15,6 +15,13 @@ repository embeds nothing and a one-file edit embeds only the chunks whose text 
 hash is unchanged is not even read again, and a chunk kept keeps its BM25 terms. Search is exact cosine over all
 rows (a matrix-vector product).
 
+An unfinished build keeps what it embedded: every CHECKPOINT_SECONDS, and when the build is interrupted (Ctrl-C,
+an embedding endpoint that stops answering), the vectors embedded since the last checkpoint are written to
+`partial/` (a segment each, `segment-N.npy` with its keys, listed with their hashes in a
+sealed `partial/meta.json` with the model and passage size), and the next build with the same model and passage
+size reuses them, verified, as it reuses cached vectors. A finished build removes `partial/`. So stopping
+`docbridge index --semantic` an hour into an embedding loses at most a minute of it.
+
 The folder is written only through real folders of the repository: a link or a file on the way from the root is
 refused (an ArtifactPathError naming it), and a folder Doc Bridge makes outside `.docbridge/` gets a `.gitignore`
 of `*`, so the repository's walk and version control both pass it by.
@@ -22,6 +29,7 @@ of `*`, so the repository's walk and version control both pass it by.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -49,8 +57,10 @@ from docbridge.engine.semantic.embed import Embedder, EmbeddingError
 META_KIND = "semantic-index"
 INDEX_VERSION = 2  # 2: bm25.json; an index of version 1 is read (its vectors reused) and gains it when next saved
 READABLE_VERSIONS = (1, 2)
-INDEX_FILES = frozenset({"chunks.jsonl", "vectors.npy", "bm25.json", "meta.json", ".gitignore"})
+INDEX_FILES = frozenset({"chunks.jsonl", "vectors.npy", "bm25.json", "meta.json", ".gitignore", "partial"})
 EMBED_BATCH = 256
+CHECKPOINT_SECONDS = 60.0  # an unfinished build's vectors are saved at most this far apart
+PARTIAL_KIND = "semantic-partial"
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 
 
@@ -189,6 +199,81 @@ class SemanticIndex:
                        "bm25.json": sha256_bytes(bm25_bytes)}})
 
 
+class PartialVectors:
+    """The vectors an unfinished build embedded (`partial/`, see the module's note): `vectors` (key -> vector)
+    read when opened, for one model and passage size; `add` saves the next segment; `discard` removes them all.
+    Unreadable, foreign or mismatched segments are ignored, never trusted."""
+
+    def __init__(self, root: Path, configured: str | None, model_id: str, chunk_chars: int) -> None:
+        self.root, self.configured = root, configured
+        self.directory = semantic_dir(root, configured) / "partial"
+        self.identity = {"model": model_id, "chunkChars": chunk_chars, "chunker": CHUNKER_VERSION}
+        self.segments: list[dict[str, Any]] = []
+        self.vectors: dict[str, Any] = {}
+        self._read()
+
+    def _read(self) -> None:
+        import numpy as np
+        try:
+            if not _real_folder(self.root, semantic_dir(self.root, self.configured), create=False) \
+                    or not self._real():
+                return
+        except ArtifactPathError:
+            return
+        loaded = read_sealed(self.directory / "meta.json", PARTIAL_KIND)
+        if loaded is None or not isinstance(loaded[1], dict) or loaded[1].get("identity") != self.identity:
+            return
+        segments: list[dict[str, Any]] = []
+        for segment in loaded[1].get("segments", []):
+            try:
+                data = _verified(self.directory, str(segment["file"]), {str(segment["file"]): segment["sha256"]})
+                stored = np.load(io.BytesIO(data), allow_pickle=False)
+                keys, vectors = [str(k) for k in stored["keys"]], stored["vectors"]
+            except (OSError, ValueError, KeyError, TypeError):
+                break  # the segments after a damaged one are not trusted either
+            if vectors.ndim != 2 or len(keys) != len(vectors):
+                break
+            self.vectors.update(zip(keys, vectors.astype(np.float32, copy=False)))
+            segments.append(segment)
+        self.segments = segments
+
+    def add(self, keys: list[str], vectors: Any) -> None:
+        """Save vectors just embedded as the next segment (a failure to write loses only the checkpoint)."""
+        import numpy as np
+        buffer = io.BytesIO()
+        np.savez(buffer, keys=np.asarray(keys, dtype=str), vectors=np.ascontiguousarray(vectors, dtype=np.float32))
+        data = buffer.getvalue()
+        name = f"segment-{len(self.segments) + 1}.npz"
+        try:
+            _real_folder(self.root, semantic_dir(self.root, self.configured), create=True)
+            if not self._real():
+                os.mkdir(self.directory)
+            write_atomic(self.directory / name, data)
+            self.segments.append({"file": name, "sha256": sha256_bytes(data), "count": len(keys)})
+            write_sealed(self.directory / "meta.json", PARTIAL_KIND,
+                         {"identity": self.identity, "segments": self.segments})
+        except (OSError, ArtifactPathError):
+            return
+
+    def _real(self) -> bool:
+        """Whether `partial/` is a real folder (ArtifactPathError for a link or a file there)."""
+        try:
+            st = os.lstat(self.directory)
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISDIR(st.st_mode):  # a link included: lstat does not follow it
+            raise ArtifactPathError(f"{self.directory} is not a real folder; Doc Bridge keeps an unfinished "
+                                    "semantic build's vectors there (remove it).")
+        return True
+
+    def discard(self) -> None:
+        """Remove the segments (the build they were for has been saved whole)."""
+        import shutil
+        with contextlib.suppress(ArtifactPathError):
+            if self._real():
+                shutil.rmtree(self.directory, ignore_errors=True)
+
+
 class IndexUnreadable(Exception):
     """The index on disk is missing, damaged or of another version (the message says which)."""
 
@@ -255,11 +340,13 @@ class UpdateReport:
     reused: int = 0
     seconds: float = 0.0
     changed: bool = False
+    resumed: int = 0  # vectors an unfinished build had embedded, reused
     unmatched: list[str] = field(default_factory=list)  # configured sources no document or module lies under
 
     def to_json(self) -> dict[str, Any]:
         return {"files": self.files, "filesRead": self.files_read, "chunks": self.chunks, "embedded": self.embedded,
                 "reused": self.reused, "seconds": round(self.seconds, 3),
+                **({"resumed": self.resumed} if self.resumed else {}),
                 **({"sourcesUnmatched": self.unmatched} if self.unmatched else {})}
 
 
@@ -277,10 +364,12 @@ def context_of(entry: Any) -> str:
 def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None], embedder: Embedder,
                  chunk_chars: int, previous: SemanticIndex | None = None,
                  progress: Callable[[str, int, int], None] | None = None,
-                 sources: Sequence[str] | None = None) -> tuple[SemanticIndex, UpdateReport]:
+                 sources: Sequence[str] | None = None,
+                 partial: PartialVectors | None = None) -> tuple[SemanticIndex, UpdateReport]:
     """The index of `entries` (the projection's documents and modules, those under `sources` when given),
     reusing `previous` wherever a file's content hash, or a chunk's text, is unchanged for the same model: only
-    new chunk texts are embedded, and only new chunks are tokenized for BM25."""
+    new chunk texts are embedded, and only new chunks are tokenized for BM25. With `partial`, the vectors an
+    unfinished build embedded are reused too, and what this one embeds is checkpointed there as it goes."""
     import numpy as np
     started = time.perf_counter()
     entries = list(entries)
@@ -318,19 +407,38 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
                 (previous.chunks[earlier].heading, previous.chunks[earlier].text) == (chunk.heading, chunk.text)
             origin.append(earlier if same else None)
     titles = {e.path: context_of(e) for e in chosen}
-    missing = [i for i, key in enumerate(keys) if key not in cached]
+    resumed = partial.vectors if partial is not None else {}
+    missing = [i for i, key in enumerate(keys) if key not in cached and key not in resumed]
     vectors_new: Any = None
     if missing:
-        parts = []
-        for start in range(0, len(missing), EMBED_BATCH):
-            batch = missing[start:start + EMBED_BATCH]
-            parts.append(embedder.embed([chunks[i].embedding_text(titles.get(chunks[i].path, "")) for i in batch]))
-            if progress is not None:
-                progress("embedding", min(start + EMBED_BATCH, len(missing)), len(missing))
+        parts: list[Any] = []
+        saved, last = 0, time.monotonic()
+
+        def checkpoint() -> None:  # the vectors embedded since the last checkpoint, kept in `partial`
+            nonlocal saved, last
+            if partial is not None and len(parts) > saved:
+                done = min(len(parts) * EMBED_BATCH, len(missing))
+                partial.add([keys[i] for i in missing[saved * EMBED_BATCH:done]], np.concatenate(parts[saved:]))
+                saved, last = len(parts), time.monotonic()
+
+        try:
+            for start in range(0, len(missing), EMBED_BATCH):
+                batch = missing[start:start + EMBED_BATCH]
+                parts.append(embedder.embed([chunks[i].embedding_text(titles.get(chunks[i].path, ""))
+                                             for i in batch]))
+                if progress is not None:
+                    progress("embedding", start + len(batch), len(missing))
+                if start + len(batch) < len(missing) and time.monotonic() - last >= CHECKPOINT_SECONDS:
+                    checkpoint()
+        except BaseException:  # interrupted (Ctrl-C, an endpoint gone): what was embedded is kept for the next build
+            checkpoint()
+            raise
         vectors_new = np.concatenate(parts) if len(parts) > 1 else parts[0]
     dims = {previous.dim} if cached and previous is not None else set()
     if vectors_new is not None:
         dims.add(int(vectors_new.shape[1]))
+    if resumed:
+        dims.add(len(next(iter(resumed.values()))))
     if len(dims) > 1:
         raise EmbeddingError(f"the model answered {sorted(dims)[-1]} dimensions where the index holds "
                              f"{sorted(dims)[0]}.")
@@ -340,10 +448,13 @@ def update_index(entries: Iterable[Any], read_text: Callable[[str], str | None],
     for row, key in enumerate(keys):
         if row in position:
             matrix[row] = vectors_new[position[row]]
+        elif key in resumed and key not in cached:
+            matrix[row] = resumed[key]
         else:
             matrix[row] = previous.vectors[cached[key]]  # type: ignore[union-attr]  # cached keys exist only with previous vectors
     report.files, report.chunks = len(chosen), len(chunks)
     report.embedded, report.reused = len(missing), len(chunks) - len(missing)
+    report.resumed = sum(1 for key in keys if key in resumed and key not in cached)
     wanted = tuple(sources) if sources is not None else None
     report.changed = not same_model or previous is None or previous.files != files or previous.keys != keys \
         or previous.bm25 is None or previous.sources != wanted

@@ -166,6 +166,8 @@ def semantic_index(args: argparse.Namespace) -> int:
     out.print(f"Semantic:   {shown_dir} — {report.chunks} chunks "
               f"from {report.files} files, {report.embedded} embedded, {report.reused} reused "
               f"({report.seconds:.2f} s, {status.model}, {status.index.get('dim')} dimensions)")
+    if report.resumed:
+        out.print(f"Resumed:    {report.resumed} of the reused vectors were embedded by an interrupted build")
     for source in report.unmatched:
         out.print(f"Note:       index.sources: {source} holds no document or module; skipped.", markup=False)
     return EXIT_OK
