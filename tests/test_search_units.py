@@ -152,3 +152,24 @@ def test_a_unit_that_holds_most_of_the_code_gathers_nothing(tmp_path: Path) -> N
     gathered = {r["id"] for r in results if r["explain"]["components"]["memberEvidence"] > 0}
     assert "directory:src/node/plugins" in gathered
     assert "area:src/node" not in gathered
+
+
+def test_the_hosting_sites_folder_is_the_projects_process_not_its_documentation(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, {
+        "package.json": json.dumps({"name": "devserver", "version": "1.0.0"}),
+        # a security policy that talks about the dev server at length
+        ".github/SECURITY.md": (
+            "# Security Policy\n\n## Reporting a vulnerability\n\nReport it privately.\n\n## Dev server\n\nThe dev "
+            "server is not meant to be exposed: do not configure its proxy to forward requests from the network; "
+            "the dev server proxy trusts every request. Configure the dev server host with care.\n"),
+        "docs/config/server-options.md": (
+            "# Server Options\n\n## server.proxy\n\nConfigure custom proxy rules for the dev server.\n\n"
+            "## server.host\n\nWhich address the server listens on.\n"),
+    })
+    results = search(root, "configure the dev server proxy")
+    assert results[0]["path"] == "docs/config/server-options.md"
+    policy = next(r for r in results if r["path"] == ".github/SECURITY.md")
+    assert any("under a test, fixture, example or playground directory" in reason
+               for reason in policy["explain"]["reasons"])
+    # asked for by what it is, the policy is still the answer
+    assert search(root, "security policy: reporting a vulnerability")[0]["path"] == ".github/SECURITY.md"

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 7
+PROJECTION_VERSION = 8
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -80,6 +80,9 @@ PERIPHERAL_DIRS = frozenset({
     "test", "tests", "__tests__", "__test__", "__mocks__", "__fixtures__", "fixtures", "fixture", "e2e", "spec",
     "specs", "examples", "example", "playground", "playgrounds", "demo", "demos", "sandbox", "stories",
     "__snapshots__", "__tests_dts__", "benchmarks", "bench"})
+# the hosting site's folders: the project's process (workflows, issue forms, security and contribution policies),
+# not the product's documentation
+_PROCESS_DIRS = frozenset({"issue_template", ".github", ".gitlab", ".gitea", ".forgejo"})
 _PERIPHERAL_FILES = (".test.", ".spec.", ".test-d.", ".bench.", ".stories.", ".e2e.")
 _MODULE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _BUILD_DIRS = ("dist/", "build/", "lib/", "out/")
@@ -504,12 +507,13 @@ def _peripheral_dir(name: str) -> bool:
 
 
 def is_peripheral(path: str) -> bool:
-    """Under a test, fixture, example or playground directory, a test file, or a form to fill in (a pull
-    request or issue template answers no question: it asks them)."""
+    """Under a test, fixture, example or playground directory, a test file, a form to fill in (a pull request
+    or issue template answers no question: it asks them), or the hosting site's folder (`.github/`: workflows,
+    forms, the security and contribution policies are the project's process, not its documentation)."""
     parts = path.split("/")
     return any(_peripheral_dir(part) for part in parts[:-1]) or any(m in parts[-1] for m in _PERIPHERAL_FILES) \
         or _peripheral_dir(parts[-1]) or TEMPLATE_FILE.match(parts[-1]) is not None \
-        or any(part.lower() == "issue_template" for part in parts[:-1])
+        or any(part.lower() in _PROCESS_DIRS for part in parts[:-1])
 
 
 def on_periphery(path: str, layout: Any) -> bool:
