@@ -95,3 +95,17 @@ def test_a_name_shaped_like_a_file_that_no_file_has_is_read_as_words(acme: Path)
 def test_an_exclusion_that_would_leave_nothing_is_not_one(acme: Path) -> None:
     payload = search(acme, "sem config")
     assert not any(part.startswith("excluding") for part in payload["results"][0]["explain"]["reading"])
+
+
+@pytest.mark.parametrize(("query", "task"), [
+    ("configure the database connection pool", True),  # a sentence that begins with a verb asks to do something
+    ("retry failed webhook deliveries", True),
+    ("configurar o pool de conexões", True),  # the same in Portuguese, in the infinitive
+    ("create invoice", False),  # two words that spell a name stay a name
+    ("server error codes", False),  # a noun first: a topic
+    ("test coverage of the billing area", False),  # `test` begins a noun phrase as often as it asks for one
+    ("mock the payment gateway in tests", True),
+])
+def test_a_sentence_that_begins_with_a_verb_is_read_as_a_task(acme: Path, query: str, task: bool) -> None:
+    reading = search(acme, query)["results"][0]["explain"]["reading"]
+    assert ("how to do something" in reading) is task, reading
