@@ -58,6 +58,9 @@ def test_portuguese_cognates_meet_their_english_words() -> None:
     assert tokens("sessões") == tokens("sessions")
     assert tokens("variáveis") == tokens("variables")
     assert tokens("validação") == tokens("validation")
+    # -eção and -unção keep their c in English
+    assert tokens("seleção") == tokens("selection") and tokens("proteções") == tokens("protections")
+    assert tokens("função") == tokens("function") and tokens("injeção") == tokens("injection")
 
 
 def test_cjk_by_character_and_bigram() -> None:

@@ -218,6 +218,22 @@ def test_an_index_from_before_bm25_json_gains_it_without_embedding_again(acme: P
     assert _build(acme)["reused"] == first["chunks"]
 
 
+def test_terms_cut_by_another_tokenizer_are_cut_again_without_embedding_again(acme: Path) -> None:
+    from docbridge.engine.base.cache import write_sealed
+    first = _build(acme)
+    directory = acme / ".docbridge/semantic"
+    expected = (directory / "bm25.json").read_bytes()
+    stale = json.loads(expected)
+    stale["tokenizer"], stale["postings"] = 1, {"stale": "0"}  # as an earlier tokenizer cut them
+    data = json.dumps(stale).encode("utf-8")
+    (directory / "bm25.json").write_bytes(data)
+    meta = _meta(directory)
+    meta["sha256"]["bm25.json"] = sha256_bytes(data)
+    write_sealed(directory / "meta.json", "semantic-index", meta)
+    assert _build(acme)["reused"] == first["chunks"]  # no vector embedded again...
+    assert (directory / "bm25.json").read_bytes() == expected  # ...and the terms cut again, as a build cuts them
+
+
 # ------------------------------------------------------------------------------------------------ index.embed.model
 
 

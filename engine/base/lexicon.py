@@ -31,11 +31,16 @@ from pathlib import Path
 import regex
 import snowballstemmer
 
-LEXICON_VERSION = 1
+LEXICON_VERSION = 1  # the contract's lexiconVersion (DocBridgeIndexV1): the original's lexicon rules
+# how text is tokenized beyond them (stems, cognates): a stored index built with another revision is rebuilt
+TOKENIZER_REVISION = 2
 _STEMMER = snowballstemmer.stemmer("english")
 _WORD = regex.compile(r"^\p{L}+$")
 # Portuguese endings and the English endings of the same Latin words (longest first)
-_COGNATES = (("coes", "tions"), ("soes", "sions"), ("aveis", "ables"), ("iveis", "ibles"), ("cao", "tion"),
+# (-eção from Latin -ectio keeps its c in English: seleção, proteção, coleção, direção, injeção; and -unção:
+# função, junção)
+_COGNATES = (("uncoes", "unctions"), ("ecoes", "ections"), ("uncao", "unction"), ("ecao", "ection"),
+             ("coes", "tions"), ("soes", "sions"), ("aveis", "ables"), ("iveis", "ibles"), ("cao", "tion"),
              ("sao", "sion"), ("avel", "able"), ("ivel", "ible"), ("dades", "ties"), ("dade", "ty"))
 
 _SEPARATOR = regex.compile(r"[^\p{L}\p{N}@/_\-]+")

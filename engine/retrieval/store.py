@@ -53,11 +53,12 @@ def index_dir(root: Path) -> Path:
 
 def _versions() -> dict[str, Any]:
     import tantivy
-    from docbridge.engine.base.lexicon import GLOSSARY_VERSION, LEXICON_VERSION
+    from docbridge.engine.base.lexicon import GLOSSARY_VERSION, LEXICON_VERSION, TOKENIZER_REVISION
     from docbridge.engine.discovery import versions
     from docbridge.engine.retrieval.project import PROJECTION_VERSION
     from docbridge.engine.views.graph import GRAPH_VERSION
     return {"store": STORE_VERSION, "projection": PROJECTION_VERSION, "lexicon": LEXICON_VERSION,
+            "tokenizer": TOKENIZER_REVISION,
             "glossary": GLOSSARY_VERSION, "graph": GRAPH_VERSION, "tantivy": getattr(tantivy, "__version__", ""),
             "analyzers": {**versions.ANALYZERS, "resolve": versions.RESOLVER}}
 

@@ -10,9 +10,10 @@ that holds the query's words wins over one that is only near it in meaning.
 Scores are Okapi BM25, `idf · tf·(k1 + 1) / (tf + k1·(1 − b + b·length/average))` with
 `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`; k1 and b are `retrieval.params` (1.2 and 0.75 unless configured).
 
-`bm25.json` is `{"version": 1, "lengths": "n n …", "postings": {term: "row row:tf …"}}`: each chunk's token count,
-and per term (sorted) the rows holding it, ascending, with `:tf` when it occurs more than once. Loading it is one
-`json.loads` of strings; a search decodes the postings of its own terms only.
+`bm25.json` is `{"version": 1, "tokenizer": N, "lengths": "n n …", "postings": {term: "row row:tf …"}}`: the
+tokenizer's revision (terms cut by another are cut again), each chunk's token count, and per term (sorted) the
+rows holding it, ascending, with `:tf` when it occurs more than once. Loading it is one `json.loads` of strings; a
+search decodes the postings of its own terms only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from docbridge.engine.base.lexicon import tokens
+from docbridge.engine.base.lexicon import TOKENIZER_REVISION, tokens
 from docbridge.engine.semantic.chunks import Chunk
 
 BM25_VERSION = 1
@@ -72,15 +73,19 @@ class ChunkBM25:
     # ------------------------------------------------------------------ disk
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"version": BM25_VERSION, "lengths": " ".join(map(str, self.lengths)),
-                           "postings": self.postings}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps({"version": BM25_VERSION, "tokenizer": TOKENIZER_REVISION,
+                           "lengths": " ".join(map(str, self.lengths)), "postings": self.postings},
+                          ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     @classmethod
-    def from_bytes(cls, data: bytes, count: int) -> ChunkBM25:
-        """The index `to_bytes` wrote for `count` chunks; ValueError when it is not one."""
+    def from_bytes(cls, data: bytes, count: int) -> ChunkBM25 | None:
+        """The index `to_bytes` wrote for `count` chunks; None when its terms were cut by another revision of the
+        tokenizer (they are cut again from the chunks' text; the vectors stay); ValueError when it is not one."""
         loaded = json.loads(data.decode("utf-8"))
         if not isinstance(loaded, dict) or loaded.get("version") != BM25_VERSION:
             raise ValueError("not a chunk BM25 index of this version")
+        if loaded.get("tokenizer", 1) != TOKENIZER_REVISION:
+            return None
         lengths_text, postings = loaded.get("lengths"), loaded.get("postings")
         if not isinstance(lengths_text, str) or not isinstance(postings, dict) or \
                 not all(isinstance(k, str) and isinstance(v, str) for k, v in postings.items()):
