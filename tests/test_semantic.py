@@ -347,17 +347,27 @@ def test_local_model_missing_falls_back(tmp_path: Path) -> None:
     assert built["semantic"]["built"] is False and "cannot be loaded" in built["semantic"]["reason"]
 
 
+def _pages(count: int) -> dict[str, str]:
+    """A repository of `count` pages of eight sections each: more chunks than one embedding batch holds."""
+    return {"package.json": '{"name": "shop"}', **{f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
+        f"## Part {k}\n\nHow the {n}th service handles step {k} of an order." for k in range(8))
+        for n in range(count)}}
+
+
+def _on_endpoint(tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch, *names: str) -> list[Path]:
+    """Repositories of 50 pages each, trusted, that embed with the stub endpoint."""
+    repositories = [make_repo(tmp_path / name, _pages(50)) for name in names]
+    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(r) for r in repositories]}).items():
+        monkeypatch.setenv(key, value)
+    for repository in repositories:
+        _configure(repository, embed={"baseUrl": url, "model": "stub-embed"})
+    return repositories
+
+
 def test_an_interrupted_build_keeps_what_it_embedded(tmp_path: Path, stub: tuple[Stub, str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     state, url = stub
-    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
-        f"## Part {k}\n\nHow the {n}th service handles step {k} of an order." for k in range(8)) for n in range(50)}
-    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
-    again = make_repo(tmp_path / "again", {"package.json": '{"name": "shop"}', **pages})
-    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root), str(again)]}).items():
-        monkeypatch.setenv(key, value)
-    for repository in (root, again):
-        _configure(repository, embed={"baseUrl": url, "model": "stub-embed"})
+    root, again = _on_endpoint(tmp_path, url, monkeypatch, "repo", "again")
     # the endpoint answers four requests of 64 texts (one batch of 256 chunks), then goes down
     state.fail_after = 4
     failed = json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]
@@ -405,9 +415,7 @@ index.update_index(entries, index.disk_reader(root), Dying(), 1200, partial=part
 
 def test_a_build_killed_outright_keeps_the_batches_it_checkpointed(tmp_path: Path) -> None:
     from docbridge.engine.semantic.index import EMBED_BATCH, PartialVectors
-    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
-        f"## Part {k}\n\nStep {k} of the {n}th import." for k in range(8)) for n in range(100)}
-    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
+    root = make_repo(tmp_path / "repo", _pages(100))
     killed = subprocess.run([sys.executable, "-c", _HARD_KILL, str(root)], capture_output=True, text=True,
                             timeout=300, check=False)
     assert killed.returncode == 9, killed.stderr
@@ -420,12 +428,7 @@ def test_a_build_killed_outright_keeps_the_batches_it_checkpointed(tmp_path: Pat
 def test_kept_vectors_that_do_not_match_their_hash_are_not_used(tmp_path: Path, stub: tuple[Stub, str],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     state, url = stub
-    pages = {f"docs/page{n:02}.md": f"# Page {n}\n\n" + "\n\n".join(
-        f"## Part {k}\n\nStep {k} of the {n}th import." for k in range(8)) for n in range(40)}
-    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
-    for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root)]}).items():
-        monkeypatch.setenv(key, value)
-    _configure(root, embed={"baseUrl": url, "model": "stub-embed"})
+    [root] = _on_endpoint(tmp_path, url, monkeypatch, "repo")
     state.fail_after = 4
     assert json.loads(_run(root, "index", "--semantic", "--json").stdout)["semantic"]["built"] is False
     segment = root / ".docbridge/semantic/partial/segment-1.npz"
