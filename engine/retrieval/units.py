@@ -54,7 +54,8 @@ def gather(index: Retriever, results: list[Result], shape: QueryShape,
     for member in members:
         for unit in _enclosing_units(index, member.entry.path, shape):
             scores[unit].append(member.score)
-    code, weight = index.module_count(""), sum(m.score for m in members)
+    # (the examples' modules are not code a unit's share is taken of: with none else, every unit's share is 0)
+    code, weight = max(index.module_count(""), 1), sum(m.score for m in members)
     evidence = {unit: sum(s * DECAY ** k for k, s in enumerate(sorted(found, reverse=True)[1:]))
                 for unit, found in scores.items() if len(found) >= 2
                 and sum(found) / weight >= SPECIFIC * index.module_count(index.paths[unit]) / code}
