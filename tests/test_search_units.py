@@ -173,3 +173,15 @@ def test_the_hosting_sites_folder_is_the_projects_process_not_its_documentation(
                for reason in policy["explain"]["reasons"])
     # asked for by what it is, the policy is still the answer
     assert search(root, "security policy: reporting a vulnerability")[0]["path"] == ".github/SECURITY.md"
+
+
+def test_a_unit_that_holds_a_quarter_of_the_code_gathers_nothing(tmp_path: Path) -> None:
+    # `src/server` holds 5 of 12 modules, and the question's matches: it is still not where one edits them
+    files = {"package.json": json.dumps({"name": "tool", "version": "1.0.0"})}
+    for name in ("dom", "overlay", "socket", "errors", "env", "events", "timers"):
+        files[f"src/client/{name}.ts"] = _module(f"the browser {name}", name)
+    for name in ("html", "transform", "static", "proxy", "cors"):
+        files[f"src/server/{name}.ts"] = _module(f"the {name} middleware: transforms html requests", name)
+    results = search(make_repo(tmp_path, files), "where do I change the html transform", limit=20)
+    assert all(r["explain"]["components"]["memberEvidence"] == 0 for r in results)
+    assert results[0]["path"] == "src/server/html.ts"

@@ -10,8 +10,11 @@ out the best module is what keeps a unit from passing its one standout module by
 unit passes it when the others together weigh enough.
 
 - Only a unit with two or more such members gathers, and only when its share of their summed scores is at
-  least SPECIFIC times its share of the repository's modules: a unit that holds most of the code holds most of any
-  question's matches by its size alone (`packages/vite/src/node`), and says nothing about where to edit.
+  least SPECIFIC times its share of the repository's modules: a unit that holds much of the code holds much of
+  any question's matches by its size alone (`packages/vite/src/node`), and says nothing about where to edit. A
+  folder that holds more than BROAD of the code gathers nothing at all: it is not a place to edit, whatever the
+  matches ("where do I change the html transform" is not answered by half of Vite). A package may: in a
+  repository of three packages, each holds a third of the code, and "which package…" asks for one.
 - A unit that holds another package (a workspace folder such as `packages/`, the repository's root) is a
   container of units, not one: it gathers nothing.
 - The evidence belongs to the smallest unit that holds most of it: a unit one of whose sub-units holds at
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 
 MEMBERS = 30  # the strongest module results whose units gather their scores
 DECAY = 0.5  # each next member of a unit counts this much of the one before
+BROAD = 0.25  # a folder (not a package) holding more than this share of the repository's code gathers nothing
 SPECIFIC = 1.5  # a unit gathers when its share of the members' scores is this many times its share of the code
 CONCENTRATED = 0.8  # a unit whose sub-unit holds this share of its members' scores gathers nothing
 SOURCE_ROOTS = frozenset({"src", "lib", "source", "sources"})
@@ -58,7 +62,9 @@ def gather(index: Retriever, results: list[Result], shape: QueryShape,
     code, weight = max(index.module_count(""), 1), sum(m.score for m in members)
     evidence = {unit: sum(s * DECAY ** k for k, s in enumerate(sorted(found, reverse=True)[1:]))
                 for unit, found in scores.items() if len(found) >= 2
-                and sum(found) / weight >= SPECIFIC * index.module_count(index.paths[unit]) / code}
+                and ((share := index.module_count(index.paths[unit]) / code) <= BROAD
+                     or index.entries[unit].kind == PACKAGE)
+                and sum(found) / weight >= SPECIFIC * share}
     if not evidence:
         return results
     mass = {unit: sum(scores[unit]) for unit in evidence}
