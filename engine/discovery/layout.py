@@ -53,7 +53,8 @@ class Layout:
     def in_application(self, path: str) -> bool:
         """Whether a path lies in a package that applies the repository's libraries (a starter template, an
         integration app): such code and pages show a feature in use, they are not where it lives."""
-        return any(_inside(path, directory) for directory in self.applications)
+        return bool(self.applications) and (path in self.applications
+                                            or any(d in self.applications for d in parent_dirs(path)))
 
     def package_of(self, path: str) -> PackageInfo | None:
         for directory in self.package_dirs_deepest_first:

@@ -165,7 +165,6 @@ class Retriever:
     _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
     _unit_names: dict[int, frozenset[str]] = field(init=False)
     _file_names: dict[int, str] = field(init=False)
-    _holders: dict[int, bool] = field(init=False)
     _package_paths: list[str] = field(init=False)  # the folders of the packages, examples and the like aside
     _modules: list[str] | None = field(init=False)  # the modules' paths, sorted, examples and the like aside
     rank_floor: float = field(init=False)
@@ -185,7 +184,7 @@ class Retriever:
         self.paths = [e.path.lower() for e in self.entries]
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
-        self._symbols, self._adjacency, self._unit_names, self._file_names, self._holders = {}, {}, {}, {}, {}
+        self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
         self._modules = None
         self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
                                      if e.kind == PACKAGE and e.surface != "peripheral")
@@ -286,12 +285,9 @@ class Retriever:
     def holds_packages(self, index: int) -> bool:
         """Whether an entry's folder holds a package other than itself, examples and the like aside (a workspace
         folder, the repository's root)."""
-        found = self._holders.get(index)
-        if found is None:
-            inner = self.paths[index] + "/"
-            found = self._holders[index] = any(
-                path.startswith(inner) for path in self._package_paths)
-        return found
+        inner = self.paths[index] + "/"
+        at = bisect.bisect_left(self._package_paths, inner)
+        return at < len(self._package_paths) and self._package_paths[at].startswith(inner)
 
     def module_count(self, folder: str) -> int:
         """How many modules, examples and the like aside, lie in a folder ('' for the whole repository)."""
