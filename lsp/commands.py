@@ -138,9 +138,10 @@ async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelSt
     if task is None:
         async def build() -> Any:
             async with folder.index_lock:
-                projection = await _projection(folder, state)
-                return await asyncio.to_thread(
-                    lambda: state.view(COMBINED, lambda: combined_retriever(state, projection)))
+                with folder.waited.running():  # a search waits for it: the kept model's writing pauses
+                    projection = await _projection(folder, state)
+                    return await asyncio.to_thread(
+                        lambda: state.view(COMBINED, lambda: combined_retriever(state, projection)))
         task = folder.indexing[state.revision] = asyncio.ensure_future(build())
         for revision in [r for r in folder.indexing if r < state.revision and folder.indexing[r].done()]:
             del folder.indexing[revision]

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,39 @@ from docbridge.engine.workspace import Workspace
 from docbridge.lsp.positions import uri_to_path
 
 log = logging.getLogger("docbridge.lsp")
+
+
+class Waited:
+    """Whether work someone waits for is running (a search index built for a search): writing in the background
+    (the kept model) pauses meanwhile, instead of taking half the interpreter from it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._idle = threading.Event()
+        self._idle.set()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        with self._lock:
+            self._running += 1
+            self._idle.clear()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0:
+                    self._idle.set()
+
+    def pause(self) -> None:
+        """Between two pieces of background work: wait while waited-for work runs, else let another thread run."""
+        if not self._idle.wait(WAITED_PAUSE_LIMIT_S):
+            log.debug("background work resumed while a waited-for build still runs")
+        time.sleep(0)
+
+
+WAITED_PAUSE_LIMIT_S = 120.0  # background work is delayed, never starved: a build stuck past this lets it go on
 
 
 @dataclass(slots=True)
@@ -69,6 +104,7 @@ class Folder:
     warm_timer: asyncio.TimerHandle | None = None  # the pending rebuild of that index
     unkept: ModelState | None = None  # the last scan's result, until a thread starts writing it for a restart
     keeping: threading.Thread | None = None  # that thread
+    waited: Waited = field(default_factory=Waited)  # builds someone waits for, which background writing yields to
 
     @property
     def state(self) -> ModelState | None:

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.config import ConfigError, load_config
@@ -153,7 +154,7 @@ def keep_model(folder: Folder) -> threading.Thread | None:
     a thread of its own: an exit does not wait for it, a shutdown does (`wait_for_kept`)."""
     state, folder.unkept = folder.unkept, None
     if state is not None:  # after the model of an earlier scan, if that one is still being written
-        folder.keeping = threading.Thread(target=_keep_model, args=(state, folder.keeping),
+        folder.keeping = threading.Thread(target=_keep_model, args=(state, folder.keeping, folder.waited.pause),
                                           name="docbridge-keep-model", daemon=True)
         folder.keeping.start()
     return folder.keeping
@@ -167,12 +168,12 @@ def wait_for_kept(folder: Folder, timeout: float) -> None:
         keeping.join(timeout)
 
 
-def _keep_model(state: ModelState, earlier: threading.Thread | None) -> None:
+def _keep_model(state: ModelState, earlier: threading.Thread | None, pause: Callable[[], None]) -> None:
     # collection is not paused (`bulk`) while writing: edits go on meanwhile, and nothing written is kept
     if earlier is not None:
         earlier.join()
     try:
-        write_model(state)
+        write_model(state, pause)
     except Exception:  # the next start only resolves again
         log.exception("keeping the resolved model of %s failed", state.root)
 

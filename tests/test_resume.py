@@ -241,3 +241,34 @@ def test_a_file_replaced_between_the_scan_and_the_write_by_an_older_copy_is_read
     resumed = scan_state(root, load_config(root), resume=True)
     assert resumed.scan.resumed
     assert _same(resumed, scan_state(root, load_config(root), use_cache=False)) == []
+
+
+def test_writing_the_kept_model_waits_while_a_build_someone_waits_for_runs(tmp_path: Path) -> None:
+    """The server writes the kept model in the background; while a search index is built for a waiting search,
+    each of the writer's pauses waits until that build ends, and the model written is whole."""
+    import threading
+    import time
+
+    from docbridge.lsp.folders import Waited
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    state = scan_state(root, load_config(root), resume=True)
+    waited = Waited()
+    pauses: list[float] = []
+
+    def pause() -> None:
+        waited.pause()
+        pauses.append(time.perf_counter())
+
+    build = waited.running()
+    build.__enter__()  # a build starts before the writer
+    writer = threading.Thread(target=write_model, args=(state, pause))
+    writer.start()
+    time.sleep(0.3)
+    assert pauses == [] and writer.is_alive()  # its first pause waits for the build
+    ended = time.perf_counter()
+    build.__exit__(None, None, None)
+    writer.join(10)
+    assert not writer.is_alive() and pauses and min(pauses) >= ended
+    resumed = scan_state(root, load_config(root), resume=True)
+    assert resumed.scan.resumed and resumed.scan.applied == 0 and not _same(resumed, state)

@@ -22,6 +22,7 @@ import hashlib
 import logging
 import pickle
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,11 @@ RECORDS_PER_PAUSE = 0.002  # seconds of writing between two pauses that let the 
 DEPENDENTS_PER_RECORD = 2048
 
 
-def write_model(state: ModelState) -> bool:
+def _let_others_run() -> None:
+    time.sleep(0)  # the interpreter lock to a thread waiting for it
+
+
+def write_model(state: ModelState, pause: Callable[[], None] = _let_others_run) -> bool:
     """Keep `state` (a scan's result: every fact read from disk, resolved) for the next scan; whether it was
     written. Each analyzable file's stat is taken now; one modified since the scan began (less the window in
     which a time may not have moved) is stored as changed. A resumed scan that applied only a few changes is
@@ -145,7 +150,7 @@ def write_model(state: ModelState) -> bool:
     object written (on 100,000 files, 950 MB more while writing) and would leave the model read back larger
     (the memory its reading freed stays in the process); a string shared by two files is read back twice. Between
     records the thread pauses every few milliseconds, so that a language server writing a large model in the
-    background answers edits meanwhile."""
+    background answers edits meanwhile (`pause`: by default, the interpreter lock to a thread waiting for it)."""
     scan = state.scan
     if not state.resolved or state.buffers or not state.use_cache or not state.has_view(WALK):
         return False
@@ -181,11 +186,11 @@ def write_model(state: ModelState) -> bool:
         for index, (path, facts) in enumerate(analyzed):
             dump((path, facts, documents.get(path) or modules.get(path)))
             if index % 16 == 0 and time.perf_counter() - paused > RECORDS_PER_PAUSE:
-                time.sleep(0)  # the interpreter lock to a thread waiting for it
+                pause()
                 paused = time.perf_counter()
         for start in slices:
             dump(dependents[start:start + DEPENDENTS_PER_RECORD])
-            time.sleep(0)
+            pause()
 
     try:
         write_sealed_stream(model_path(root), KIND, _expect(state.config, universe.rules), produce)
