@@ -131,7 +131,8 @@ def scale_figures(size: int, workdir: Path | None, edits: int = 50) -> dict[str,
                              text=True, check=True)
     scan = json.loads(scanned.stdout)
     figures.update({"files": scan["files"], "cold_scan_s": scan["cold_scan_s"], "warm_scan_s": scan["warm_scan_s"],
-                    "warm_full_model_s": scan["warm_full_model_s"], "scan_peak_rss_mb": scan["peak_rss_mb"]})
+                    "warm_full_model_s": scan["warm_full_model_s"], "keep_model_s": scan["keep_model_s"],
+                    "scan_peak_rss_mb": scan["peak_rss_mb"]})
     figures.update(_check(root))
     shutil.rmtree(root / ".docbridge", ignore_errors=True)  # the server's first start finds no cache
     server, started = _start(root, document, text, "cold", later=documents[len(documents) // 3])
