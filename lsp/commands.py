@@ -28,7 +28,7 @@ from docbridge.engine.retrieval.project import PROJECTION, projection_of
 from docbridge.engine.retrieval.rank import COMBINED, retriever_of
 from docbridge.engine.state.model_state import ModelState
 from docbridge.lsp import scanning
-from docbridge.lsp.folders import Folder
+from docbridge.lsp.folders import Folder, waited
 from docbridge.lsp.positions import path_to_uri
 from docbridge.lsp.server import DocBridgeServer, safely
 from lsprotocol import types as T
@@ -138,7 +138,7 @@ async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelSt
     if task is None:
         async def build() -> Any:
             async with folder.index_lock:
-                with folder.waited.running():  # a search waits for it: the kept model's writing pauses
+                with waited.running():  # a search waits for it: the kept model's writing pauses
                     projection = await _projection(folder, state)
                     return await asyncio.to_thread(
                         lambda: state.view(COMBINED, lambda: combined_retriever(state, projection)))

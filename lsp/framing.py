@@ -141,10 +141,11 @@ def _excerpt(value: bytes) -> str:
     return repr(text + ("…" if len(value) > 40 else ""))
 
 
-async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event, early: Any = None) -> None:
+async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event, early: Any = None,
+                heard: Callable[[], None] = lambda: None) -> None:
     """Feed `protocol` every frame read from `stream` until it ends (or `stop` is set). `early` (an
     `docbridge.lsp.bootstrap.Early`) holds what the start-up read before: its frames are handled first, its reader goes
-    on with the bytes it holds."""
+    on with the bytes it holds. `heard` is called for each message (the client is waiting for something)."""
     import asyncio
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
@@ -152,6 +153,7 @@ async def serve(protocol: Any, stream: BinaryIO, stop: threading.Event, early: A
     def handle(body: bytes) -> None:
         if stop.is_set():
             return
+        heard()
         try:
             data = json.loads(body)
         except ValueError as exc:  # not JSON (or not UTF-8): the client hears it, with no id to answer

@@ -26,7 +26,7 @@ from docbridge.engine.state.scan import scan_state
 from docbridge.engine.state.transitions import Change, apply_changes
 from docbridge.engine.workspace import Workspace
 from docbridge.lsp import diagnostics, restart
-from docbridge.lsp.folders import Folder
+from docbridge.lsp.folders import Folder, waited
 from lsprotocol import types as T
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def keep_model(folder: Folder) -> threading.Thread | None:
     a thread of its own: an exit does not wait for it, a shutdown does (`wait_for_kept`)."""
     state, folder.unkept = folder.unkept, None
     if state is not None:  # after the model of an earlier scan, if that one is still being written
-        folder.keeping = threading.Thread(target=_keep_model, args=(state, folder.keeping, folder.waited.pause),
+        folder.keeping = threading.Thread(target=_keep_model, args=(state, folder.keeping, waited.pause),
                                           name="docbridge-keep-model", daemon=True)
         folder.keeping.start()
     return folder.keeping

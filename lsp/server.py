@@ -24,7 +24,7 @@ from docbridge.engine.ide.provisional import is_complete, provisional_state
 from docbridge.engine.state.model_state import ModelState
 from docbridge.lsp import framing, protocol
 from docbridge.lsp.convert import Converter
-from docbridge.lsp.folders import Folder, Folders
+from docbridge.lsp.folders import Folder, Folders, waited
 from docbridge.lsp.settings import LOG_LEVELS, Settings
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
@@ -72,7 +72,8 @@ class DocBridgeServer(LanguageServer):
         # uri -> (text hash, diagnostics) the start-up published from what was kept at the last stop
         self.prepublished = dict(early.prepublished) if early is not None else {}
         try:
-            asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event, early))
+            asyncio.run(framing.serve(self.protocol, stdin or sys.stdin.buffer, self._stop_event, early,
+                                      heard=waited.heard))
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
