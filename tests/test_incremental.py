@@ -227,3 +227,24 @@ def test_paths_that_appear_and_modules_that_grow_too_large_match_a_fresh_scan(tm
     assert fresh.skipped.get(module) == "too-large"
     assert _without_reuse(ws.snapshot()) == _without_reuse(fresh.snapshot())
     assert [f.model_dump(mode="json") for f in ws.findings()] == [f.model_dump(mode="json") for f in fresh.findings()]
+
+
+def test_a_relation_declared_or_withdrawn_by_an_edit_changes_the_check_scope_as_a_fresh_scan_does(
+        tmp_path: Path) -> None:
+    """The scope of `check` (`library` unless some document declares relations) follows edits: read from the
+    documents an edit changed, not from every document again, and equal to a fresh scan's after each edit."""
+    from docbridge.engine.views.reconcile import check_scope
+    root = copy_fixture("statekit", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    assert check_scope(ws.state) == "library"
+    path = "docs/guide/react.md"
+    original = (root / path).read_text(encoding="utf-8")
+    declaring = ("---\ndocbridge:\n  relations:\n    - from: packages/core/src/store/create.ts\n"
+                 "      to: packages/core/src/events/notify.ts\n---\n" + original)
+    for text, scope in ((declaring, "all"), (original + "\nMore prose.\n", "library"), (declaring, "all")):
+        ws.findings()  # the scope of this state, which the next one starts from
+        fresh = edit_and_rescan(ws, root, path, text)
+        assert check_scope(ws.state) == check_scope(fresh.state) == scope
+    fresh = edit_and_rescan(ws, root, path, None)  # the declaring page deleted
+    assert check_scope(ws.state) == check_scope(fresh.state) == "library"

@@ -33,7 +33,8 @@ from immutables import Map
 V = TypeVar("V")
 
 
-SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by", "projection", "retriever:combined")
+SEEDED_VIEWS = ("findings-index", "documented-by", "referenced-by", "projection", "retriever:combined",
+                "relation-declarers")
 MAX_SEED_CHANGES = 4096  # beyond this many changed files, derive a view from scratch
 
 

@@ -334,11 +334,28 @@ def check_scope(ws: ModelState) -> str:
     if ws.config.ownership:
         return "all"
 
-    def declared() -> str:
-        # a provisional universe holds None for each document it has not read (`docbridge.engine.ide.provisional`)
-        return "all" if any(declaration.kind == "relation" for facts in ws.universe.documents.values()
-                            if facts is not None for declaration in facts.declarations) else "library"
-    return str(ws.view("check-scope", declared))
+    return "all" if relation_declarers(ws) else "library"
+
+
+RELATION_DECLARERS = "relation-declarers"  # a seeded view (`engine.state.model_state.SEEDED_VIEWS`)
+
+
+def relation_declarers(ws: ModelState) -> frozenset[str]:
+    """The documents that declare relations in their frontmatter: from an ancestor state's, the files changed since
+    read again (every edit asks, and reading every document took 20 ms of an edit on 50,000 documents)."""
+    documents = ws.universe.documents
+
+    def declares(path: str) -> bool:
+        facts = documents.get(path)  # None: a document a provisional universe has not read yet
+        return facts is not None and any(d.kind == "relation" for d in facts.declarations)
+
+    def build() -> frozenset[str]:
+        seed = ws.seed(RELATION_DECLARERS)
+        if seed is None:
+            return frozenset(path for path in documents if declares(path))
+        return frozenset({path for path in seed.value if path not in seed.changed} |
+                         {path for path in seed.changed if declares(path)})
+    return ws.view(RELATION_DECLARERS, build)
 
 
 def library_areas(ws: ModelState) -> set[str]:
