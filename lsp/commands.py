@@ -11,6 +11,7 @@ match the walked file paths.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -112,7 +113,7 @@ def _keep_index_warm(ls: DocBridgeServer, folder: Folder) -> None:
 async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
     started = time.perf_counter()
     try:
-        retriever = await _lexical_retriever(ls, folder, state)
+        retriever = await _lexical_retriever(ls, folder, state, waited_for=False)
         if retriever.lexical.patched_since_built() and folder.state is state:
             # patched after edits: searches rescore every hit (milliseconds each); rebuilt whole while edits pause,
             # into an index of its own (not under the folder's index lock: a search after the next edit patches
@@ -127,8 +128,10 @@ async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
                     f"{time.perf_counter() - started:.2f}s (rebuilt after edits paused)")
 
 
-async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState) -> Any:
-    """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder)."""
+async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelState, waited_for: bool = True) -> Any:
+    """The lexical ranked index of `state`, built once in a worker thread (one build at a time per folder).
+    `waited_for`: a search waits for it, and the kept model's writing pauses meanwhile (not for a build ahead of
+    time, which on a large tree runs after every pause in editing and would keep it from ever being written)."""
     from docbridge.engine.retrieval.rank import combined_retriever
     if folder.after_change is None:  # used once: kept ready after edits from now on
         folder.after_change = functools.partial(_keep_index_warm, ls)
@@ -138,7 +141,7 @@ async def _lexical_retriever(ls: DocBridgeServer, folder: Folder, state: ModelSt
     if task is None:
         async def build() -> Any:
             async with folder.index_lock:
-                with waited.running():  # a search waits for it: the kept model's writing pauses
+                with waited.running() if waited_for else contextlib.nullcontext():
                     projection = await _projection(folder, state)
                     return await asyncio.to_thread(
                         lambda: state.view(COMBINED, lambda: combined_retriever(state, projection)))

@@ -30,14 +30,17 @@ log = logging.getLogger("docbridge.lsp")
 
 
 class Waited:
-    """Whether the editor is waiting for something: a message heard from it in the last `QUIET_S` (an edit, a
-    request), or a build it waits for (a search index built for a search). Writing in the background (the kept
-    model) pauses meanwhile: sharing the interpreter with it, each time the server's thread gave up the lock (a
-    read, a write) it waited up to a switch interval (5 ms) to get it back, and an edit's diagnostics on a
-    100,000-file tree took 120-155 ms instead of 35 ms while the model was written."""
+    """Whether the editor is waiting for something: a build it waits for (a search index built for a search), or a
+    message heard from it in the last `QUIET_S` (an edit, a request). Writing in the background (the kept model)
+    waits for such a build to end, and while the editor is busy it writes in short turns: sharing the interpreter
+    with it, each time the server's thread gave up the lock (a read, a write) the writer took it and the server
+    waited up to a switch interval (5 ms) to get it back, and an edit's diagnostics on a 100,000-file tree took
+    120-155 ms instead of 35 ms while the model was written. Waiting for the editor to be quiet instead kept a
+    model from being written at all through minutes of editing."""
 
-    QUIET_S = 0.5  # the editor is quiet this long after its last message
-    LIMIT_S = 120.0  # background work is delayed, never starved: a pause ends after this long whatever runs
+    QUIET_S = 0.1  # the editor is quiet this long after its last message
+    YIELD_S = 0.02  # while it is not, a pause lasts this long (the writer keeps about a tenth of the time)
+    LIMIT_S = 120.0  # a pause ends after this long whatever runs: background work is delayed, never starved
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -45,6 +48,12 @@ class Waited:
         self._idle = threading.Event()
         self._idle.set()
         self._heard = 0.0  # time.monotonic() of the editor's last message
+        self._closing = False
+
+    def close(self) -> None:
+        """The editor is leaving (a shutdown): background work it waits for goes on without pauses."""
+        self._closing = True
+        self._idle.set()
 
     def heard(self) -> None:
         self._heard = time.monotonic()
@@ -63,13 +72,13 @@ class Waited:
                     self._idle.set()
 
     def pause(self) -> None:
-        """Between two pieces of background work: wait until nothing is waited for, then let another thread run."""
-        deadline = time.monotonic() + self.LIMIT_S
-        while (left := deadline - time.monotonic()) > 0 and self._idle.wait(left):
-            quiet = self._heard + self.QUIET_S - time.monotonic()
-            if quiet <= 0:
-                break
-            time.sleep(min(quiet, left))
+        """Between two pieces of background work: wait while a build the editor waits for runs, rest a moment
+        while the editor is busy, then let another thread run."""
+        if not self._closing:
+            self._idle.wait(self.LIMIT_S)
+            busy = self._heard + self.QUIET_S - time.monotonic()
+            if busy > 0 and not self._closing:
+                time.sleep(min(busy, self.YIELD_S))
         time.sleep(0)
 
 

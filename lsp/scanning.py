@@ -163,6 +163,7 @@ def keep_model(folder: Folder) -> threading.Thread | None:
 def wait_for_kept(folder: Folder, timeout: float) -> None:
     """At shutdown: the model of the last scan written (started now if the scan's diagnostics were still being
     published), waiting up to `timeout` seconds."""
+    waited.close()  # the writer pauses no more: the editor waits for the exit
     keeping = keep_model(folder)
     if keeping is not None:
         keeping.join(timeout)

@@ -244,8 +244,9 @@ def test_a_file_replaced_between_the_scan_and_the_write_by_an_older_copy_is_read
 
 
 def test_writing_the_kept_model_waits_while_the_editor_waits_for_something(tmp_path: Path) -> None:
-    """The server writes the kept model in the background; while a search index is built for a waiting search,
-    and until the editor has been quiet for a while, each of the writer's pauses waits. The model is whole."""
+    """The server writes the kept model in the background. While a search index is built for a waiting search,
+    each of the writer's pauses waits for it to end; while the editor is busy (a message heard a moment ago), each
+    pause rests a little; at a shutdown, no pause waits. The model written is whole."""
     import threading
     import time
 
@@ -266,11 +267,20 @@ def test_writing_the_kept_model_waits_while_the_editor_waits_for_something(tmp_p
     writer.start()
     time.sleep(0.3)
     assert pauses == [] and writer.is_alive()  # its first pause waits for the build
-    waited.heard()  # a message from the editor just before the build ends
     ended = time.perf_counter()
     build.__exit__(None, None, None)
     writer.join(10)
-    assert not writer.is_alive() and pauses
-    assert min(pauses) >= ended + Waited.QUIET_S * 0.9  # and then for the editor to be quiet
+    assert not writer.is_alive() and pauses and min(pauses) >= ended
     resumed = scan_state(root, load_config(root), resume=True)
     assert resumed.scan.resumed and resumed.scan.applied == 0 and not _same(resumed, state)
+
+    def timed_pause() -> float:
+        started = time.perf_counter()
+        waited.pause()
+        return time.perf_counter() - started
+    assert timed_pause() < Waited.YIELD_S / 2  # a quiet editor: no rest
+    waited.heard()
+    assert Waited.YIELD_S * 0.9 <= timed_pause() < Waited.QUIET_S  # a busy one: a short rest, not until quiet
+    with waited.running():
+        waited.close()
+        assert timed_pause() < Waited.YIELD_S / 2  # shutting down: nothing waits, not even for a build
