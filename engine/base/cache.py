@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
 from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import FACT_CLASSES, FileFacts, to_row
 from docbridge.engine.base.safe_io import (
@@ -288,6 +289,11 @@ class FactsCache:
             return None
         return entry[1], entry[4]
 
+    def known_hash(self, path: str, kind: str) -> str | None:
+        """The content hash of `path`'s cached facts (a scan compares it with the file's before analysing)."""
+        entry = self._entry(path, kind)
+        return entry[1] if entry is not None and type(entry[1]) is str else None
+
     def lookup_hash(self, path: str, kind: str, content_hash: str) -> list[Any] | None:
         entry = self._entry(path, kind)
         if entry is None or entry[1] != content_hash:
@@ -319,11 +325,18 @@ class FactsCache:
         for path in sorted({*self.entries, *self._lines}):
             entry = self.entries.get(path)
             if entry is not None:
-                text = json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                text = _entry_json(entry)
             else:
                 start, end = self._lines[path]
                 text = self._body[start:end]
             yield json.dumps(path, ensure_ascii=False).encode("utf-8") + b"\t" + text + b"\n"
+
+
+def _entry_json(entry: list[Any]) -> bytes:
+    try:
+        return orjson.dumps(entry)
+    except TypeError:  # what orjson refuses (integers beyond 64 bits, lone surrogates)
+        return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _index_lines(body: bytes) -> dict[str, tuple[int, int]] | None:

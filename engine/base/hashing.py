@@ -6,14 +6,22 @@ import hashlib
 import json
 from typing import Any
 
+import orjson
+
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings.
+
+    orjson writes it (five times faster: a large repository's snapshot is hundreds of thousands of these); what it
+    refuses (keys that are not strings, integers beyond 64 bits, lone surrogates) the standard encoder writes."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except TypeError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def canonical_hash(value: Any) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import FileFacts, to_row
 from docbridge.engine.discovery import manifests, markdown, typescript
+from docbridge.engine.discovery.files import read_text
+
+Analyzed = tuple[str, str, str, Any]  # kind, path, "facts" | "same" | "skip", row | content hash | skip reason
 
 ANALYZER_VERSIONS = {
     "markdown": markdown.ANALYZER_VERSION,
@@ -35,10 +40,25 @@ def analyze_file(kind: str, path: str, text: str, data: bytes | None = None) -> 
     raise ValueError(f"no analyzer for {kind!r} files ({path})")
 
 
-def analyze_batch(batch: list[tuple[str, str, bytes]]) -> list[tuple[str, str, Any]]:
-    """Worker entry point: (kind, path, bytes) in, (kind, path, row) out (rows pickle cheaply)."""
-    out = []
-    for kind, path, data in batch:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-        out.append((kind, path, to_row(analyze_file(kind, path, text, data))))
-    return out
+def read_and_analyze(root: Path, max_bytes: int, kind: str, path: str, known_hash: str | None) -> Analyzed:
+    """One file of a scan, read and analyzed where it runs (a pool worker, or the scan itself): its facts as a
+    row; or `("same", hash)` when its content hash is `known_hash` (the cached facts still hold); or
+    `("skip", reason)` when it cannot be read or is beyond its analyzer's budgets."""
+    read = read_text(root, path, max_bytes)
+    if read.reason is not None or read.data is None or read.text is None:
+        return kind, path, "skip", read.reason or "unreadable"
+    content_hash = sha256_bytes(read.data)
+    if content_hash == known_hash:
+        return kind, path, "same", content_hash
+    over_budget = budget_reason(kind, read.text)
+    if over_budget is not None:
+        return kind, path, "skip", over_budget
+    return kind, path, "facts", to_row(analyze_file(kind, path, read.text, read.data))
+
+
+def analyze_batch(job: tuple[str, int, list[tuple[str, str, str | None]]]) -> list[Analyzed]:
+    """Worker entry point: (root, byte limit, [(kind, path, known hash)]) in, what `read_and_analyze` says of each
+    out (rows pickle cheaply; the worker reads the files, so the scan hands out paths, not contents)."""
+    root, max_bytes, batch = job
+    base = Path(root)
+    return [read_and_analyze(base, max_bytes, kind, path, known) for kind, path, known in batch]

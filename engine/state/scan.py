@@ -24,11 +24,9 @@ from typing import Any
 
 from docbridge.engine.base.cache import FactsCache, cached_facts, facts_from_row
 from docbridge.engine.base.config import Config
-from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.heap import bulk
-from docbridge.engine.base.model import to_row
-from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS, analyze_batch, analyze_file, budget_reason
-from docbridge.engine.discovery.files import ANALYZED_KINDS, read_text, walk
+from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS, Analyzed, analyze_batch, read_and_analyze
+from docbridge.engine.discovery.files import ANALYZED_KINDS, walk
 from docbridge.engine.discovery.universe import build_universe
 from docbridge.engine.state.model_state import ModelState, ScanReport
 from docbridge.engine.state.transitions import resolve_everything
@@ -76,12 +74,13 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
     facts: dict[str, Any] = {}
     present: list[str] = []
     skipped: dict[str, str] = dict(walked.skipped)
-    pending: list[tuple[str, str, bytes, int, int]] = []
+    pending: list[tuple[str, str, str | None]] = []  # kind, path, the cached content hash it may still have
+    stats: dict[str, tuple[int, int]] = {}
     parsed: list[str] = []
     reused = 0
     total_bytes = 0
     limits = config.limits
-    for index, item in enumerate(walked.files):
+    for item in walked.files:
         present.append(item.path)
         if item.kind not in ANALYZED_KINDS:
             continue
@@ -92,6 +91,7 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
             skipped[item.path] = "total-cap"
             continue
         total_bytes += item.size
+        known_hash = None
         if cache is not None:
             hit = cache.lookup_stat(item.path, item.kind, item.size, item.mtime_ns)
             known = cached_facts(item.path, item.kind, hit[1]) if hit is not None else None
@@ -99,33 +99,31 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
                 facts[item.path] = known
                 reused += 1
                 continue
-        read = read_text(root, item.path, limits.max_file_bytes)
-        if read.reason is not None or read.data is None or read.text is None:
-            skipped[item.path] = read.reason or "unreadable"
+            known_hash = cache.known_hash(item.path, item.kind)
+        pending.append((item.kind, item.path, known_hash))
+        stats[item.path] = (item.size, item.mtime_ns)
+    for kind, path, outcome, value in analyze_pending(root, limits.max_file_bytes, pending, jobs, progress):
+        size, mtime = stats[path]
+        if outcome == "skip":
+            skipped[path] = value
             continue
-        content_hash = sha256_bytes(read.data)
-        if cache is not None:  # cached facts passed the budgets when they were analyzed (same analyzer version)
-            row = cache.lookup_hash(item.path, item.kind, content_hash)
-            known = cached_facts(item.path, item.kind, row) if row is not None else None
+        if outcome == "same" and cache is not None:  # touched, not changed: the cached facts still hold
+            row = cache.lookup_hash(path, kind, value)
+            known = cached_facts(path, kind, row) if row is not None else None
             if row is not None and known is not None:
-                facts[item.path] = known
-                cache.store(item.path, item.kind, content_hash, item.size, item.mtime_ns, row)
+                facts[path] = known
+                cache.store(path, kind, value, size, mtime, row)
                 reused += 1
                 continue
-        over_budget = budget_reason(item.kind, read.text)
-        if over_budget is not None:
-            skipped[item.path] = over_budget
-            continue
-        pending.append((item.kind, item.path, read.data, item.size, item.mtime_ns))
-        if progress and index % 500 == 0:
-            progress("read", index, len(walked.files))
-    stats = {path: (size, mtime) for _, path, _, size, mtime in pending}
-    for kind, path, row in analyze_pending(pending, jobs, progress):
-        facts[path] = facts_from_row(kind, row)
+            # the cached row no longer reads: analyzed again, here
+            kind, path, outcome, value = read_and_analyze(root, limits.max_file_bytes, kind, path, None)
+            if outcome == "skip":
+                skipped[path] = value
+                continue
+        facts[path] = facts_from_row(kind, value)
         parsed.append(path)
         if cache is not None:
-            size, mtime = stats[path]
-            cache.store(path, kind, facts[path].content_hash, size, mtime, row)
+            cache.store(path, kind, facts[path].content_hash, size, mtime, value)
     if cache is not None:
         cache.prune(set(facts))
         with contextlib.suppress(OSError):  # a read-only checkout still scans, without a warm start
@@ -145,14 +143,14 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
     return state
 
 
-def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
-                    progress: Progress | None) -> Iterable[tuple[str, str, Any]]:
-    """Analyze files (kind, path, bytes, size, mtime): in a process pool when there are many."""
-    work = [(kind, path, data) for kind, path, data, _, _ in pending]
-    total = len(work)
+def analyze_pending(root: Path, max_bytes: int, pending: list[tuple[str, str, str | None]], jobs: int,
+                    progress: Progress | None) -> Iterable[Analyzed]:
+    """Read and analyze files (kind, path, cached content hash), in order: in a process pool when there are
+    many, whose workers read the files themselves (reading them all here first kept the pool waiting)."""
+    total = len(pending)
     if total >= POOL_THRESHOLD and jobs > 1:
         method = "fork" if threading.active_count() == 1 else "spawn"
-        batches = [work[i:i + BATCH] for i in range(0, total, BATCH)]
+        batches = [(str(root), max_bytes, pending[i:i + BATCH]) for i in range(0, total, BATCH)]
         done = 0
         with ProcessPoolExecutor(max_workers=min(jobs, 8), mp_context=multiprocessing.get_context(method),
                                  initializer=follow_parent, initargs=(os.getpid(),)) as pool:
@@ -162,9 +160,8 @@ def analyze_pending(pending: list[tuple[str, str, bytes, int, int]], jobs: int,
                     progress("analyze", done, total)
                 yield from result
         return
-    for index, (kind, path, data) in enumerate(work):
-        text = data.decode("utf-8").removeprefix("\ufeff")
-        yield kind, path, to_row(analyze_file(kind, path, text, data))
+    for index, (kind, path, known_hash) in enumerate(pending):
+        yield read_and_analyze(root, max_bytes, kind, path, known_hash)
         if progress and index % 100 == 0:
             progress("analyze", index, total)
     if progress and total:
