@@ -78,12 +78,26 @@ RULES.update(GOVERNANCE_RULES)
 LIVE_ONLY_CODES = frozenset({"SYMBOL_RENAMED"})
 
 
-class Position(BaseModel):
+class _Constructed(BaseModel):
+    """A model the engine builds from its own values (`model_construct`, no validation): every instance shares one
+    set of its field names as the fields it was given, instead of a set of its own (a fifth of a finding's memory:
+    a large repository's findings number in the tens of thousands). Nothing reads which fields were given."""
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
+        shared = cls.__dict__.get("_every_field")
+        if shared is None:
+            shared = set(cls.model_fields)
+            type.__setattr__(cls, "_every_field", shared)
+        return super().model_construct(_fields_set if _fields_set is not None else shared, **values)
+
+
+class Position(_Constructed):
     line: int  # 0-based
     character: int  # 0-based, Unicode code points
 
 
-class Range(BaseModel):
+class Range(_Constructed):
     start: Position
     end: Position
 
@@ -94,14 +108,14 @@ class Range(BaseModel):
                                    end=Position.model_construct(line=end_line, character=end_column))
 
 
-class Location(BaseModel):
+class Location(_Constructed):
     path: str
     range: Range
     message: str | None = None
     content_hash: str | None = None
 
 
-class Finding(BaseModel):
+class Finding(_Constructed):
     code: str
     severity: Severity
     message: str
