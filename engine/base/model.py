@@ -28,7 +28,9 @@ RELATION_KINDS = ("contains", "imports", "re-exports", "runtime-wiring", "depend
 
 
 def entity_id(kind: str, value: str) -> str:
-    return f"{kind}:{value}"
+    # interned: one copy of each id however many relations and references name it (a tenth of a resolved model's
+    # strings were copies of ids)
+    return sys.intern(f"{kind}:{value}")
 
 
 def split_id(eid: str) -> tuple[str, str]:

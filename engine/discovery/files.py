@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -286,7 +287,7 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
                 # a link to another file of the repository (`CLAUDE.md` -> `AGENTS.md`) is that file shown twice:
                 # it exists, its target is what is read
                 kind = "other" if is_link else file_kind(rel)
-                result.files.append(WalkedFile(rel, kind, st.st_size, st.st_mtime_ns))
+                result.files.append(WalkedFile(sys.intern(rel), kind, st.st_size, st.st_mtime_ns))
 
     rules.set_tracked(tracked_paths(root))
     visit(str(root), "")
@@ -344,8 +345,9 @@ def normalise(path: str) -> str | None:
     """A repository-relative POSIX path with `.` and `..` folded, or None when it leaves the root."""
     if "\\" in path:
         path = path.replace("\\", "/")
+    # interned: the paths references resolve to are the walked files' (one copy each, however many links name one)
     if "//" not in path and "/." not in path and not path.startswith((".", "/")) and not path.endswith("/"):
-        return path  # already clean: the common case, kept cheap
+        return sys.intern(path)  # already clean: the common case, kept cheap
     parts: list[str] = []
     for part in path.split("/"):
         if part in ("", "."):
@@ -356,7 +358,7 @@ def normalise(path: str) -> str | None:
             parts.pop()
         else:
             parts.append(part)
-    return "/".join(parts)
+    return sys.intern("/".join(parts))
 
 
 def parent_dirs(path: str) -> Iterator[str]:
