@@ -79,6 +79,21 @@ class Converter:
             return state_line_of(state, path, line)
         return None
 
+    def known_ascii(self, folder: Folder | None, path: str | None, uri: str | None = None,
+                    state: ModelState | None = None) -> bool:
+        """Whether `path`'s columns need no conversion: it is not open in the editor, and the text its facts came
+        from is ASCII (then its lines need not be read: diagnostics after a scan cover thousands of files)."""
+        state = state if state is not None else (folder.state if folder is not None else None)
+        if state is None or path is None:
+            return False
+        universe = state.universe
+        facts = universe.documents.get(path) or universe.modules.get(path)
+        if facts is None or not facts.ascii:
+            return False
+        if uri is None and folder is not None:
+            uri = self.uri(folder, path)
+        return uri is None or self.buffers is None or uri not in self.buffers.text_documents
+
     # ---- positions
 
     def position(self, folder: Folder | None, path: str | None, line: int, column: int, uri: str | None = None,
@@ -86,6 +101,8 @@ class Converter:
         if column <= 0:  # column 0 is 0 in every encoding: no need to read the line
             return T.Position(line=max(0, line), character=0)
         if text is None:
+            if self.known_ascii(folder, path, uri, state):
+                return T.Position(line=max(0, line), character=column)
             text = self.line(folder, path, line, uri, state)
         return T.Position(line=max(0, line), character=max(0, to_client(text, column, self.encoding)))
 
@@ -93,7 +110,7 @@ class Converter:
               state: ModelState | None = None) -> T.Range:
         # most ranges sit on one line: read it once for both ends
         shared = self.line(folder, path, span.line, uri, state) if span.line == span.end_line and \
-            span.end_column > 0 else None
+            span.end_column > 0 and not self.known_ascii(folder, path, uri, state) else None
         return T.Range(start=self.position(folder, path, span.line, span.column, uri, shared, state),
                        end=self.position(folder, path, span.end_line, span.end_column, uri, shared, state))
 
@@ -101,7 +118,7 @@ class Converter:
                    ) -> dict[str, dict[str, int]]:
         """`range` as the JSON it is sent as (diagnostics are published by the thousand: no attrs objects)."""
         shared = self.line(folder, path, span.line, None, state) if span.line == span.end_line and \
-            span.end_column > 0 else None
+            span.end_column > 0 and not self.known_ascii(folder, path, None, state) else None
         return {"start": self._position_json(folder, path, span.line, span.column, shared, state),
                 "end": self._position_json(folder, path, span.end_line, span.end_column, shared, state)}
 
@@ -110,6 +127,8 @@ class Converter:
         if column <= 0:
             return {"line": max(0, line), "character": 0}
         if text is None:
+            if self.known_ascii(folder, path, None, state):
+                return {"line": max(0, line), "character": column}
             text = self.line(folder, path, line, None, state)
         return {"line": max(0, line), "character": max(0, to_client(text, column, self.encoding))}
 

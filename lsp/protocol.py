@@ -9,6 +9,7 @@ import json
 import logging
 from typing import Any
 
+import orjson
 import pygls.protocol.language_server as pygls_language_server
 from docbridge.lsp import textsync
 from docbridge.lsp.positions import UTF8, UTF16
@@ -129,8 +130,15 @@ class DocBridgeProtocol(LanguageServerProtocol):
         return self._converter.unstructure(value)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:
-        """A notification whose parameters are JSON already (no typed message to build and unstructure)."""
-        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        """A notification whose parameters are JSON already (no typed message to build and unstructure), encoded
+        by orjson (a scan's diagnostics are thousands of these, sent from the event loop)."""
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        try:
+            body = orjson.dumps(message)
+        except TypeError:  # what orjson refuses (integers beyond 64 bits, lone surrogates): pygls's encoder
+            self._send_data(message)
+            return
+        self.send_frame(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     @staticmethod
     def encode_notification(method: str, params: dict[str, Any]) -> bytes:

@@ -471,3 +471,31 @@ async def test_a_malformed_log_level_leaves_the_other_settings_in_force(tmp_path
         s.open(architecture)
         await s.until(lambda: s.diagnostics(architecture))
         assert {d.code: d.severity for d in s.diagnostics(architecture)}["LINK_BROKEN"] == T.DiagnosticSeverity.Hint
+
+
+async def test_diagnostics_of_files_not_open_count_columns_in_the_clients_encoding(tmp_path: Path) -> None:
+    """After the scan every file's diagnostics are published; a file that is ASCII throughout is not read again
+    to convert them (its columns are the same in every encoding), a file with other characters is."""
+    from conftest import make_repo
+    root = make_repo(tmp_path / "repo", {
+        "README.md": "# Notes\n",
+        "docs/plain.md": "# Plain\n\nSee [the guide](./missing-guide.md) first.\n",
+        "docs/accents.md": "# Acentos\n\nÉ rápido 🙂 — veja [o guia](./guia-ausente.md).\n",
+    })
+    plain, accents = root / "docs/plain.md", root / "docs/accents.md"
+
+    def broken(path: Path) -> list[T.Diagnostic]:
+        return [d for d in session_.diagnostics(path) if d.code == "LINK_BROKEN"]
+    for encodings, expect_units in ((None, "utf-16"), (["utf-8"], "utf-8")):
+        async with session(root, encodings=encodings) as session_:
+            await session_.until(lambda: broken(plain) and broken(accents))
+            line = accents.read_text(encoding="utf-8").split("\n")[2]
+            start = line.index("[o guia]")
+            prefix = line[:start]
+            units = len(prefix.encode("utf-16-le")) // 2 if expect_units == "utf-16" else len(prefix.encode("utf-8"))
+            assert units > start  # the emoji and the accents count more than one unit each
+            (diagnostic,) = broken(accents)
+            assert (diagnostic.range.start.line, diagnostic.range.start.character) == (2, units)
+            plain_line = plain.read_text(encoding="utf-8").split("\n")[2]
+            (diagnostic,) = broken(plain)
+            assert (diagnostic.range.start.line, diagnostic.range.start.character) == (2, plain_line.index("[the"))

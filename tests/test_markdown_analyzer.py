@@ -239,3 +239,11 @@ def test_the_inline_memo_changes_no_fact() -> None:
     first, second = (analyze_markdown("docs/x.md", text) for text in extra)
     assert [link.target for link in first.links if link.kind == "reference"] == ["./a.md"]
     assert [link.target for link in second.links if link.kind == "reference"] == ["./b.md#part"]
+
+
+def test_a_document_says_whether_its_text_is_ascii_throughout() -> None:
+    # an editor's columns equal the engine's on such a document: the language server converts them without
+    # reading it again
+    assert analyze_markdown("docs/a.md", "# Title\n\nSee [x](./y.md).\n").ascii
+    assert not analyze_markdown("docs/b.md", "# Título\n\nSee [x](./y.md).\n").ascii
+    assert not analyze_markdown("docs/c.md", "\ufeff# Title\n").ascii  # a byte-order mark is a character too

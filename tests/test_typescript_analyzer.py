@@ -138,3 +138,8 @@ def test_what_a_module_says_about_itself() -> None:
     long = "export const a = 1\n" + "".join(f"// note number {i} about the cache\n" for i in range(2000))
     module = analyze_typescript("src/long.ts", long)
     assert module.summary is None and 0 < len(module.prose) <= 3000
+
+
+def test_a_module_says_whether_its_text_is_ascii_throughout() -> None:
+    assert analyze_typescript("src/a.ts", "export const a = 1;\n").ascii
+    assert not analyze_typescript("src/b.ts", "export const café = 'olá';\n").ascii

@@ -329,6 +329,7 @@ class MarkdownFacts(Row):
     # identifiers in fenced JS/TS code (each name on at most 8 lines), and whether more were left out than kept
     fence_tokens: tuple[FenceToken, ...] = ()
     fence_truncated: bool = False
+    ascii: bool = False  # the whole text is ASCII: its columns are the same in every position encoding
     kind: ClassVar[str] = DOCUMENT
     _nested: ClassVar[dict[str, type[Row]]] = {
         "headings": Heading, "declarations": Declaration, "issues": Issue, "links": Link,
@@ -396,6 +397,7 @@ class ModuleFacts(Row):
     # runtime wiring: an imported binding handed to a registration call (`app.use(router)`), as an Import of the
     # binding's specifier with kind `wiring`, the argument's span and names (method, binding)
     wiring: tuple[Import, ...] = ()
+    ascii: bool = False  # the whole text is ASCII: its columns are the same in every position encoding
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import, "wiring": Import}
 

@@ -864,6 +864,7 @@ def _fence_tokens(tokens: list[Token], lines: list[str], region_lines: set[int])
 def analyze_markdown(path: str, text: str, data: bytes | None = None) -> MarkdownFacts:  # noqa: C901 (to split)
     """Facts of one Markdown (or MDX) document. Never raises on content: problems become `issues`."""
     content_hash = sha256_bytes(data if data is not None else text.encode("utf-8"))
+    ascii_text = text.isascii()
     text = text.removeprefix("\ufeff")
     if "\r" in text:  # a lone CR ends a line (for editors and markdown-it alike): one character for another
         text = _LONE_CR.sub("\n", text)
@@ -987,7 +988,8 @@ def analyze_markdown(path: str, text: str, data: bytes | None = None) -> Markdow
         language=detect_language(text), line_count=len(lines), body=body,
         anchors=tuple(sorted(set(anchors) | {(name, 0) for name in dict(frontmatter).get("sections", "").split()},
                              key=lambda a: (a[1], a[0]))), includes=tuple(dict.fromkeys(includes)),
-        builds=_build_directive(text, code_lines), fence_tokens=fence_tokens, fence_truncated=fence_truncated)
+        builds=_build_directive(text, code_lines), fence_tokens=fence_tokens, fence_truncated=fence_truncated,
+        ascii=ascii_text)
 
 
 def _lone_link(children: list[Any]) -> bool:

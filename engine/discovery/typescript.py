@@ -468,7 +468,7 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     wiring = tuple(sorted(set(collector.wiring), key=lambda i: (i.line, i.column, i.specifier, i.names)))
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
                        source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text),
-                       collector.documented, wiring)
+                       collector.documented, wiring, text.isascii())
 
 
 def _comment_text(raw: str) -> str:

@@ -2,8 +2,8 @@
 search index record. Kept apart from the analyzers so that a warm search can check them without importing
 markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
-MARKDOWN = "1.3.11"
-TYPESCRIPT = "1.3.7"
+MARKDOWN = "1.3.12"
+TYPESCRIPT = "1.3.8"
 MANIFESTS = "1.4.2"
 RESOLVER = "1.5.6"
 
