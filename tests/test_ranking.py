@@ -196,3 +196,18 @@ def test_the_index_is_reused_until_the_tree_changes_and_rebuilt_when_corrupt(tmp
     rebuilt = docbridge_json("search", "tax", "--root", str(root), "--json")
     assert rebuilt["index"]["reused"] is False and rebuilt["results"]
     assert docbridge_json("search", "tax", "--root", str(root), "--json")["index"]["reused"] is True
+
+
+def test_a_package_without_a_readme_is_described_by_its_manifest(tmp_path: Path) -> None:
+    """statekit's `packages/vue` has no README: what it is for is in its manifest's `description` alone."""
+    root = copy_fixture("statekit", tmp_path)
+    manifest_path = root / "packages/vue/package.json"
+    query = "which package keeps components reactive to a store"
+    before = docbridge_json("search", query, "--root", str(root), "--json", "--kinds", "package")
+    assert all(r["id"] != "package:@statekit/vue" for r in before["results"][:1])
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["description"] = "Composables that keep Vue components reactive to a statekit store"
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    after = docbridge_json("search", query, "--root", str(root), "--json", "--kinds", "package")
+    assert after["results"][0]["id"] == "package:@statekit/vue"
+    assert after["results"][0]["summary"] == manifest["description"]

@@ -426,6 +426,7 @@ class PackageFacts(Row):
     repository: str = ""  # `owner/name` of the manifest's `repository`, lowercase ('' when it names none)
     # every entry of every dependency field, in field order: (field, name, line, column, end column of its key)
     dependency_lines: tuple[tuple[str, str, int, int, int], ...] = ()
+    description: str = ""  # the manifest's one-line `description` ('' when it has none)
     kind: ClassVar[str] = "package-manifest"
     _nested: ClassVar[dict[str, type[Row]]] = {"issues": Issue}
 

@@ -65,7 +65,15 @@ def analyze_package_json(path: str, text: str, data: bytes | None = None) -> Pac
                         _line_of(text, r'"name"\s*:') if name else 0, workspaces, scripts,
                         tuple(sorted(dependencies.items())), entries, package_manager, (),
                         manifest.get("private") is True, _subpaths(manifest), _repository(manifest),
-                        _dependency_lines(manifest, text))
+                        _dependency_lines(manifest, text), _description(manifest))
+
+
+MAX_DESCRIPTION = 300
+
+
+def _description(manifest: dict[str, Any]) -> str:
+    value = manifest.get("description")
+    return " ".join(value.split())[:MAX_DESCRIPTION] if isinstance(value, str) else ""
 
 
 MAX_DEPENDENCY_LINES = 1024

@@ -4,7 +4,7 @@ markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
 MARKDOWN = "1.3.12"
 TYPESCRIPT = "1.3.8"
-MANIFESTS = "1.4.2"
+MANIFESTS = "1.4.3"
 RESOLVER = "1.5.6"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 8
+PROJECTION_VERSION = 9
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
@@ -441,15 +441,16 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         # a module's outline (the public members of its classes) is what headings are to a document
         body, own_summary = module_facts.prose, module_facts.summary
         headings = list(module_facts.outline)
-    # a package (other than the repository itself) is described by its README's opening paragraph; the
-    # README stays the answer for everything else it says
+    # a package (other than the repository itself) is described by its README's opening paragraph, else by its
+    # manifest's `description`; the README stays the answer for everything else it says
     readme = _readme(ws, entity.path) if entity.kind == PACKAGE and entity.path not in (".", "") else None
+    described = _description(ws, entity.id) if entity.kind == PACKAGE and entity.path not in (".", "") else None
     if agent is not None and entity.kind != DOCUMENT and not body:
         # the unit is documented by its agent document: it inherits that text, as body text, so that the
         # document itself stays the stronger answer for what its headings say
         body = " ".join([h.text for h in agent.headings] + [agent.body])
     summary = (owner.purpose if owner and owner.purpose else None) or entity.summary or own_summary or (
-        agent.summary if agent else None) or (readme.summary if readme else None)
+        agent.summary if agent else None) or (readme.summary if readme else None) or described
     aliases: list[str] = [r.id for r in records]
     symbols: list[str] = []
     declared: set[str] = set()
@@ -605,6 +606,12 @@ def _public_surface(modules: set[str], relations: list[Relation], layout: Any) -
         public.add(current)
         frontier.extend(reexports.get(current, ()))
     return public
+
+
+def _description(ws: Workspace, package_id: str) -> str | None:
+    layout = ws.universe.layout
+    info = layout.package_by_id(package_id) if layout is not None else None
+    return (info.facts.description or None) if info is not None and info.facts is not None else None
 
 
 def _readme(ws: Workspace, directory: str) -> MarkdownFacts | None:
