@@ -211,3 +211,18 @@ def test_a_package_without_a_readme_is_described_by_its_manifest(tmp_path: Path)
     after = docbridge_json("search", query, "--root", str(root), "--json", "--kinds", "package")
     assert after["results"][0]["id"] == "package:@statekit/vue"
     assert after["results"][0]["summary"] == manifest["description"]
+
+
+def test_a_portuguese_function_word_is_never_read_as_a_typo_of_an_indexed_word(tmp_path: Path) -> None:
+    """`durante` (during) is no word of the question's subject: it is neither matched nor corrected into the
+    nearest indexed word (`duration`), which pulled pages about durations ahead of the one about the build."""
+    root = make_repo(tmp_path / "repo", {
+        "README.md": "# Shop\n",
+        "docs/timeouts.md": "# Timeouts\n\nThe duration of each step, the duration of the whole run.\n",
+        "docs/build.md": "# Build\n\nWhat the build writes to dist, and the warnings it prints.\n",
+    })
+    payload = docbridge_json("search", "avisos durante o build", "--root", str(root), "--json", "--explain")
+    first = payload["results"][0]
+    assert first["id"] == "document:docs/build.md"
+    assert "corrected" not in first["explain"]
+    assert all(r["id"] != "document:docs/timeouts.md" for r in payload["results"])

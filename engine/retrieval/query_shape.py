@@ -158,6 +158,8 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
     index (a query shaped like a file name that no file has, `Node.js`, is read as words)."""
     stripped = query.strip()
     said = raw_tokens(query)
+    function = _function_tokens()
+    terms = [t for t in terms if t not in function] or terms
     file_name = " " not in stripped and "/" not in stripped and bool(pattern("file_name").match(stripped)) and (
         known_file is None or known_file(fold(stripped)))
     if file_name and len(said) > 1:
@@ -228,6 +230,12 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
                         naming=shape.naming and not file_name,
                         form="implementation" if location and shape.form != "name" else shape.form)
     return QueryReading(shape, said, terms, added, set(tokens(" ".join(translated))), translated)
+
+
+@lru_cache(maxsize=1)
+def _function_tokens() -> frozenset[str]:
+    """The function words as the tokenizer writes them (`durante`: `durant`)."""
+    return frozenset(tokens(" ".join(sorted(vocabulary().words["function"]))))
 
 
 def exclusions(query: str) -> tuple[list[str], set[str]]:
