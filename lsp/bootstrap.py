@@ -264,7 +264,18 @@ def main(argv: list[str] | None = None) -> int:
             profiler.dump_stats(profile)
         return 0
     start()
+    _leave()
     return 0
+
+
+def _leave() -> None:
+    """End the process now: the interpreter's exit would join the worker threads still running (a scan, an index
+    build), and the editor waits for the process to end."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def start() -> None:

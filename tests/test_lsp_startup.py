@@ -188,3 +188,30 @@ async def test_a_restart_publishes_the_open_documents_kept_diagnostics_before_lo
         assert sum(d["code"] == "LINK_BROKEN" for d in _published(third, document.as_uri())[-1][1]) == broken + 1
     finally:
         await third.stop()
+
+
+async def test_exit_ends_the_process_while_a_scan_still_runs_in_a_worker_thread(tmp_path: Path) -> None:
+    """An editor that stops the server during the first scan of a large tree (or a long search index build) waits
+    for the process to end: it ends at once, instead of when the worker thread's work is done."""
+    import asyncio
+
+    from docbridge.bench.synthetic import generate
+    root = tmp_path / "large"
+    generate(root, 6000)  # 12,000 files: the cold scan takes seconds
+    facts = root / ".docbridge" / "cache" / "facts.json"
+    client = await RawClient.start()
+    try:
+        await client.request(1, "initialize", {
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {"window": {"workDoneProgress": True}},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "large"}]}, 60)
+        client.send({"method": "initialized", "params": {}})
+        await client.until(lambda: any(n["method"] == "$/progress" and n["params"]["value"].get("kind") == "report"
+                                       for n in client.notifications), what="the scan to report progress")
+        assert (await client.request(2, "shutdown", None, 60))["result"] is None
+        client.send({"method": "exit"})
+        status = await asyncio.wait_for(client.process.wait(), 60)
+        assert status == 0
+        # the scan had not finished (it writes the facts cache at its end) when the process ended
+        assert not facts.exists()
+    finally:
+        await client.stop()

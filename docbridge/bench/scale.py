@@ -10,6 +10,7 @@ Figures are printed (JSON with `--json`); nothing here passes or fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -71,15 +72,16 @@ def _start(root: Path, document: Path, text: str, phase: str,
 
 def _shut_down(server: _StdioServer) -> float | None:
     """Shut the server down as an editor that waits for the answer does; seconds to the answer (None: it did not
-    answer within SHUTDOWN_WAIT_S and was killed)."""
+    answer within SHUTDOWN_WAIT_S). The process is killed when it has not ended 10 s after `exit`."""
     started = time.perf_counter()
-    try:
+    answered: float | None = None
+    with contextlib.suppress(Exception):
         server.request("shutdown", None, timeout=SHUTDOWN_WAIT_S)
-        answered: float | None = round(time.perf_counter() - started, 2)
+        answered = round(time.perf_counter() - started, 2)
+    try:
         server.notify("exit", None)
         server.process.wait(timeout=10)
     except Exception:
-        answered = None
         server.process.kill()
     return answered
 
