@@ -101,24 +101,28 @@ class Converter:
         if column <= 0:  # column 0 is 0 in every encoding: no need to read the line
             return T.Position(line=max(0, line), character=0)
         if text is None:
-            if self.known_ascii(folder, path, uri, state):
-                return T.Position(line=max(0, line), character=column)
             text = self.line(folder, path, line, uri, state)
         return T.Position(line=max(0, line), character=max(0, to_client(text, column, self.encoding)))
 
     def range(self, folder: Folder | None, path: str | None, span: Span, uri: str | None = None,
               state: ModelState | None = None) -> T.Range:
+        if self.known_ascii(folder, path, uri, state):
+            return T.Range(start=T.Position(line=max(0, span.line), character=max(0, span.column)),
+                           end=T.Position(line=max(0, span.end_line), character=max(0, span.end_column)))
         # most ranges sit on one line: read it once for both ends
         shared = self.line(folder, path, span.line, uri, state) if span.line == span.end_line and \
-            span.end_column > 0 and not self.known_ascii(folder, path, uri, state) else None
+            span.end_column > 0 else None
         return T.Range(start=self.position(folder, path, span.line, span.column, uri, shared, state),
                        end=self.position(folder, path, span.end_line, span.end_column, uri, shared, state))
 
     def range_json(self, folder: Folder | None, path: str | None, span: Span, state: ModelState | None = None
                    ) -> dict[str, dict[str, int]]:
         """`range` as the JSON it is sent as (diagnostics are published by the thousand: no attrs objects)."""
+        if self.known_ascii(folder, path, None, state):
+            return {"start": {"line": max(0, span.line), "character": max(0, span.column)},
+                    "end": {"line": max(0, span.end_line), "character": max(0, span.end_column)}}
         shared = self.line(folder, path, span.line, None, state) if span.line == span.end_line and \
-            span.end_column > 0 and not self.known_ascii(folder, path, None, state) else None
+            span.end_column > 0 else None
         return {"start": self._position_json(folder, path, span.line, span.column, shared, state),
                 "end": self._position_json(folder, path, span.end_line, span.end_column, shared, state)}
 
@@ -127,8 +131,6 @@ class Converter:
         if column <= 0:
             return {"line": max(0, line), "character": 0}
         if text is None:
-            if self.known_ascii(folder, path, None, state):
-                return {"line": max(0, line), "character": column}
             text = self.line(folder, path, line, None, state)
         return {"line": max(0, line), "character": max(0, to_client(text, column, self.encoding))}
 

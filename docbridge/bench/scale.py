@@ -10,7 +10,6 @@ Figures are printed (JSON with `--json`); nothing here passes or fails.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -68,22 +67,6 @@ def _start(root: Path, document: Path, text: str, phase: str,
         figures[f"{phase}_open_during_scan_to_diagnostics_ms"] = round(during_ms, 1) if scanning else None
     figures[f"{phase}_start_to_ready_s"] = round(_scan_done(server, started) - started, 2)
     return server, figures
-
-
-def _shut_down(server: _StdioServer) -> float | None:
-    """Shut the server down as an editor that waits for the answer does; seconds to the answer (None: it did not
-    answer within SHUTDOWN_WAIT_S). The process is killed when it has not ended 10 s after `exit`."""
-    started = time.perf_counter()
-    answered: float | None = None
-    with contextlib.suppress(Exception):
-        server.request("shutdown", None, timeout=SHUTDOWN_WAIT_S)
-        answered = round(time.perf_counter() - started, 2)
-    try:
-        server.notify("exit", None)
-        server.process.wait(timeout=10)
-    except Exception:
-        server.process.kill()
-    return answered
 
 
 def _edits(server: _StdioServer, document: Path, text: str, edits: int) -> dict[str, Any]:
@@ -160,16 +143,16 @@ def scale_figures(size: int, workdir: Path | None, edits: int = 50) -> dict[str,
         figures.update(_edits(server, document, text, edits))
         figures["server_peak_rss_mb"] = server.peak_rss_mb()
     finally:
-        figures["cold_shutdown_s"] = _shut_down(server)
+        figures["cold_shutdown_s"] = server.close(SHUTDOWN_WAIT_S)
     server, restarted = _start(root, document, text, "restart")
     figures.update(started)
     figures.update(restarted)
     figures["restart_peak_rss_mb"] = server.peak_rss_mb()
-    figures["restart_shutdown_s"] = _shut_down(server)
+    figures["restart_shutdown_s"] = server.close(SHUTDOWN_WAIT_S)
     changed = _branch_switch(root)
     try:
         server, switched = _start(root, document, text, "branch_switch")
-        figures["branch_switch_shutdown_s"] = _shut_down(server)
+        figures["branch_switch_shutdown_s"] = server.close(SHUTDOWN_WAIT_S)
     finally:
         for path, old in changed.items():
             path.write_text(old, encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.cache import artifact_dir, read_sealed, write_atomic, write_sealed
-from docbridge.engine.base.hashing import canonical_json, sha256_bytes
+from docbridge.engine.base.hashing import canonical_bytes, sha256_bytes
 from docbridge.engine.base.safe_io import read_artifact
 
 if TYPE_CHECKING:
@@ -85,13 +85,13 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
                 data = spliced
                 write_atomic(target, data)
                 state = {**state, "reuse": reuse, "sha256": sha256_bytes(data),
-                         "reuse_length": len(canonical_json(reuse).encode("utf-8"))}
+                         "reuse_length": len(canonical_bytes(reuse))}
                 write_sealed(state_file, STATE_KIND, state)
             return SnapshotArtifact(target, state["content_hash"], {**state["summary"], "reuse": reuse}, False)
     from docbridge.engine.views.snapshot import snapshot_of
     snapshot = snapshot_of(state_of(workspace))
     digest = hashlib.sha256()
-    marker = ('"reuse":' + canonical_json(snapshot.reuse)).encode("utf-8")
+    marker = b'"reuse":' + canonical_bytes(snapshot.reuse)
     written, offset = 0, -1
 
     def pieces() -> Iterator[bytes]:  # hash and locate `coverage.reuse` while writing
@@ -111,7 +111,7 @@ def write_snapshot(workspace: Any) -> SnapshotArtifact:
         write_sealed(state_file, STATE_KIND, {
             "fingerprint": fingerprint, "sha256": digest.hexdigest(), "content_hash": snapshot.content_hash,
             "summary": summary, "reuse": snapshot.reuse, "reuse_offset": offset,
-            "reuse_length": len(canonical_json(snapshot.reuse).encode("utf-8"))})
+            "reuse_length": len(canonical_bytes(snapshot.reuse))})
     return SnapshotArtifact(target, snapshot.content_hash, {**summary, "reuse": snapshot.reuse}, True)
 
 
@@ -125,9 +125,9 @@ def _scan_state_shape(state: dict[str, Any]) -> bool:
 def _splice_reuse(data: bytes, state: dict[str, Any], reuse: dict[str, Any]) -> bytes | None:
     """The snapshot with `coverage.reuse` replaced, or None when the recorded offset does not hold it."""
     offset, length = state["reuse_offset"], state["reuse_length"]
-    if data[offset:offset + length] != canonical_json(state["reuse"]).encode("utf-8"):
+    if data[offset:offset + length] != canonical_bytes(state["reuse"]):
         return None
-    return data[:offset] + canonical_json(reuse).encode("utf-8") + data[offset + length:]
+    return data[:offset] + canonical_bytes(reuse) + data[offset + length:]
 
 
 FINDINGS_KIND = "check-state"

@@ -24,8 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import orjson
-from docbridge.engine.base.hashing import sha256_bytes
+from docbridge.engine.base.hashing import canonical_bytes, sha256_bytes
 from docbridge.engine.base.model import FACT_CLASSES, FileFacts, to_row
 from docbridge.engine.base.safe_io import (
     ARTIFACT_DIR,
@@ -325,18 +324,11 @@ class FactsCache:
         for path in sorted({*self.entries, *self._lines}):
             entry = self.entries.get(path)
             if entry is not None:
-                text = _entry_json(entry)
+                text = canonical_bytes(entry)
             else:
                 start, end = self._lines[path]
                 text = self._body[start:end]
             yield json.dumps(path, ensure_ascii=False).encode("utf-8") + b"\t" + text + b"\n"
-
-
-def _entry_json(entry: list[Any]) -> bytes:
-    try:
-        return orjson.dumps(entry)
-    except TypeError:  # what orjson refuses (integers beyond 64 bits, lone surrogates)
-        return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _index_lines(body: bytes) -> dict[str, tuple[int, int]] | None:

@@ -13,19 +13,25 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no whitespace, non-ASCII kept: equal values give equal strings.
+def canonical_bytes(value: Any) -> bytes:
+    """Sorted keys, no whitespace, non-ASCII kept, as UTF-8: equal values give equal bytes.
 
     orjson writes it (five times faster: a large repository's snapshot is hundreds of thousands of these); what it
     refuses (keys that are not strings, integers beyond 64 bits, lone surrogates) the standard encoder writes."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+
+
+def canonical_json(value: Any) -> str:
+    """`canonical_bytes` as text."""
+    return canonical_bytes(value).decode("utf-8")
 
 
 def canonical_hash(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()
 
 
 def region_hash(lines: list[str]) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from docbridge.engine.base.cache import artifact_dir, read_sealed, write_sealed
-from docbridge.engine.base.hashing import canonical_hash, canonical_json
+from docbridge.engine.base.hashing import canonical_bytes, canonical_hash
 from docbridge.engine.base.overlay import (
     Overlay,
     entity_hash,
@@ -182,7 +182,7 @@ def build_packs(state: Any, snapshot: Any, role: str, max_bytes: int) -> list[di
 
 
 def _size(value: Any) -> int:
-    return len(canonical_json(value).encode("utf-8"))
+    return len(canonical_bytes(value))
 
 
 def _fit(pack: dict[str, Any], max_bytes: int) -> None:

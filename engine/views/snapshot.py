@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from docbridge.engine.base.hashing import canonical_json
+from docbridge.engine.base.hashing import canonical_bytes
 from docbridge.engine.base.heap import built
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import (
@@ -102,24 +102,24 @@ class Snapshot:
         if self._parts is not None:
             return self._parts
 
-        def items(texts: Iterable[str]) -> list[bytes]:
+        def items(texts: Iterable[bytes]) -> list[bytes]:
             # a list's canonical JSON is its items' joined with commas; kept as pieces (never every relation
             # as a dict, nor the whole text twice) to hold a large repository's peak memory down
             pieces = [b"["]
             for text in texts:
                 if len(pieces) > 1:
                     pieces.append(b",")
-                pieces.append(text.encode("utf-8"))
+                pieces.append(text)
             pieces.append(b"]")
             return pieces
 
         return {
-            "analyzer_versions": [canonical_json(analyzer_versions()).encode("utf-8")],
-            "config_hash": [canonical_json(self.config_hash).encode("utf-8")],
-            "coverage": [canonical_json(self.coverage).encode("utf-8")],
-            "entities": items(canonical_json(e.to_json()) for e in self.entities.values()),
-            "relations": items(canonical_json(relation_json(r, self.hashes)) for r in self.relations),
-            "schema_version": [canonical_json(SCHEMA_VERSION).encode("utf-8")],
+            "analyzer_versions": [canonical_bytes(analyzer_versions())],
+            "config_hash": [canonical_bytes(self.config_hash)],
+            "coverage": [canonical_bytes(self.coverage)],
+            "entities": items(canonical_bytes(e.to_json()) for e in self.entities.values()),
+            "relations": items(canonical_bytes(relation_json(r, self.hashes)) for r in self.relations),
+            "schema_version": [canonical_bytes(SCHEMA_VERSION)],
         }
 
     @staticmethod
@@ -146,8 +146,8 @@ class Snapshot:
         sorted keys). Written piece by piece, a large snapshot is never held as one string."""
         self._parts = self._serialised()
         parts = dict(self._parts)
-        parts["content_hash"] = [canonical_json(self.content_hash).encode("utf-8")]
-        parts["coverage"] = [canonical_json({**self.coverage, "reuse": self.reuse}).encode("utf-8")]
+        parts["content_hash"] = [canonical_bytes(self.content_hash)]
+        parts["coverage"] = [canonical_bytes({**self.coverage, "reuse": self.reuse})]
         yield from self._object(parts)
         yield b"\n"
         self._parts = None
