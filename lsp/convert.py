@@ -84,7 +84,9 @@ class Converter:
         """Whether `path`'s columns need no conversion: it is not open in the editor, and the text its facts came
         from is ASCII (then its lines need not be read: diagnostics after a scan cover thousands of files)."""
         state = state if state is not None else (folder.state if folder is not None else None)
-        if state is None or path is None:
+        if state is None or path is None or state.universe.partial:
+            # a provisional universe (during the first scan) reads a document when asked for it, and holds no
+            # module facts: its files are read as they are
             return False
         universe = state.universe
         facts = universe.documents.get(path) or universe.modules.get(path)
