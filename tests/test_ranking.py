@@ -226,3 +226,17 @@ def test_a_portuguese_function_word_is_never_read_as_a_typo_of_an_indexed_word(t
     assert first["id"] == "document:docs/build.md"
     assert "corrected" not in first["explain"]
     assert all(r["id"] != "document:docs/timeouts.md" for r in payload["results"])
+
+
+def test_a_phrase_spelling_out_an_abbreviation_weighs_one_word_beside_the_abbreviation(tmp_path: Path) -> None:
+    """"server-side rendering" names one thing, SSR: its three words together weigh one word, so a page that
+    says `server` and `side` often does not outrank the page about SSR."""
+    root = make_repo(tmp_path / "repo", {
+        "README.md": "# Shop\n",
+        "docs/dev-server.md": "# Dev server\n\nThe server starts on port 5173. Server options set the server side "
+                              "of the proxy, and the server restarts when its config changes. The side panel "
+                              "shows the server's rendering of the error overlay.\n",
+        "docs/ssr.md": "# SSR\n\nHow the ssr build loads its entry, and which dependencies ssr keeps external.\n",
+    })
+    payload = docbridge_json("search", "how does server-side rendering work", "--root", str(root), "--json")
+    assert [r["id"] for r in payload["results"][:2]] == ["document:docs/ssr.md", "document:docs/dev-server.md"]

@@ -151,6 +151,9 @@ class QueryReading:
     added: dict[str, float] = field(default_factory=dict)  # tokens the glossary adds -> their weight
     protected: set[str] = field(default_factory=set)  # words the glossary knows: not typos
     translated: dict[str, str] = field(default_factory=dict)  # glossary readings: source -> target
+    # the query's own tokens weighed below 1: the words of a phrase spelling out an abbreviation share one word's
+    # weight, as the phrase names one thing (its abbreviation weighs the other)
+    shared: dict[str, float] = field(default_factory=dict)
 
 
 def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] | None = None) -> QueryReading:
@@ -204,6 +207,7 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
         readings = [r for r in readings if not all(fold(w) in answer_words for w in raw_tokens(r.source))]
     translated = {r.source: r.target for r in readings}
     added: dict[str, float] = {}
+    shared: dict[str, float] = {}
     for reading in readings:
         # one word of the query reads as one word's weight, shared by its alternatives, so a word with many
         # readings does not outweigh the words around it
@@ -211,6 +215,10 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
         # ...and an abbreviation read from the phrase it stands for weighs a whole word (the phrase's own words
         # count already)
         spelled = reading.how == "abbreviation" and len(raw_tokens(reading.source)) > 1
+        if spelled:
+            phrase = tokens(reading.source, unique=True)
+            for token in phrase:
+                shared[token] = min(shared.get(token, 1.0), 1.0 / len(phrase))
         for token in targets:
             weight = 1.0 if spelled else READING_BOOST[reading.how] / len(targets)
             added[token] = max(added.get(token, 0.0), weight)
@@ -229,7 +237,7 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
                         excluded_terms=excluded_terms, file_name=file_name, file_words=file_words,
                         naming=shape.naming and not file_name,
                         form="implementation" if location and shape.form != "name" else shape.form)
-    return QueryReading(shape, said, terms, added, set(tokens(" ".join(translated))), translated)
+    return QueryReading(shape, said, terms, added, set(tokens(" ".join(translated))), translated, shared)
 
 
 @lru_cache(maxsize=1)

@@ -345,6 +345,9 @@ class Retriever:
         """The tokens matched as text, with their weights (1 unless given) and the typos corrected: the query's,
         then the glossary's readings of it."""
         terms, boosts, corrected = self._tolerate_typos(reading.terms, reading.protected)
+        for token, weight in reading.shared.items():
+            if token in terms and token not in boosts:
+                boosts[token] = weight
         for token, weight in reading.added.items():
             if token not in terms:
                 terms.append(token)
