@@ -191,7 +191,7 @@ def has_token(haystack: str, token: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ glossary
 
-GLOSSARY_VERSION = 3
+GLOSSARY_VERSION = 4
 _GLOSSARY_FILE = Path(__file__).parent.parent / "data" / "glossary.tsv"  # engine/data
 
 
