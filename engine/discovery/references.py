@@ -40,7 +40,7 @@ from docbridge.engine.discovery.markdown import site_slug
 from docbridge.engine.discovery.roles import DOCS_SITE, GENERATED, SOURCE, UNCHECKED_DOCUMENT_ROLES
 from docbridge.engine.discovery.routes import clean_route, route_name, routes_of
 from docbridge.engine.discovery.surface import declaration_of, public_declarations
-from docbridge.engine.discovery.universe import Key, Universe, dirname, members
+from docbridge.engine.discovery.universe import Key, Universe, dirname, members, shared_keys
 from rapidfuzz import process
 from rapidfuzz.distance import JaroWinkler
 
@@ -1096,7 +1096,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                       f"Document's fenced code cites more than {universe.config.limits.relations_per_document} "
                       f"symbols; the remainder was not recorded."))
     return DocumentResolution(facts.path, relations, tuple(references), tuple(notes),
-                              tuple(sorted_in_runs(resolver.deps)), truncated, tuple(sorted(set(declared))),
+                              shared_keys(sorted_in_runs(resolver.deps)), truncated, tuple(sorted(set(declared))),
                               tuple(endpoints), citations)
 
 
