@@ -92,6 +92,9 @@ README_NAMES = ("README.md", "readme.md", "Readme.md", "index.md")  # a package'
 INDEX_NAMES = ("readme.md", "index.md", "readme.mdx", "index.mdx")  # a directory's page (lower-cased)
 
 
+NO_SYMBOLS: frozenset[str] = frozenset()  # one empty set for the entries that declare nothing (216 bytes each)
+
+
 @dataclass(slots=True)
 class Edge:
     kind: str
@@ -204,7 +207,7 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
     return Entry(
         id=data["id"], kind=data["kind"], path=data["path"], title=data["title"], summary=data.get("summary"),
         audience=data.get("audience"), aliases=tuple(data.get("aliases", ())), symbols=tuple(data.get("symbols", ())),
-        declared_symbols=frozenset(declared if declared is not None else data.get("symbols", ())),
+        declared_symbols=frozenset(declared if declared is not None else data.get("symbols", ())) or NO_SYMBOLS,
         tags=tuple(data.get("tags", ())), fields=dict(data["fields"]), content_hash=data["content_hash"],
         provenance=data["provenance"], confidence=data["confidence"], ownership_id=data.get("ownership_id"),
         pagerank=float(graph.get("pagerank", 0.0)), area_id=graph.get("area_id"), package_id=graph.get("package_id"),
@@ -367,7 +370,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         aliases = [a for a in (record.id, record.agent_doc, record.human_doc) if a]
         entries.append(Entry(
             id=f"ownership:{record.id}", kind=PACKAGE, path=record.path, title=record.id, summary=record.purpose,
-            audience=None, aliases=tuple(aliases), symbols=(), declared_symbols=frozenset(),
+            audience=None, aliases=tuple(aliases), symbols=(), declared_symbols=NO_SYMBOLS,
             tags=("package", "ownership"), fields={
                 "title": record.id, "headings": "", "symbols": "", "path": record.path,
                 "aliases": " ".join([*aliases, "package", "ownership"]), "summary": record.purpose or "",
@@ -378,7 +381,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         path = intent.paths[0] if intent.paths else intent.id
         entries.append(Entry(
             id=entity_id(INTENT, intent.id), kind=INTENT, path=path, title=intent.title, summary=intent.title,
-            audience=None, aliases=(intent.id,), symbols=(), declared_symbols=frozenset(), tags=("intent",),
+            audience=None, aliases=(intent.id,), symbols=(), declared_symbols=NO_SYMBOLS, tags=("intent",),
             fields={"title": intent.title, "headings": "", "symbols": "", "path": path,
                     "aliases": f"{intent.id} intent", "summary": "", "body": " ".join(intent.paths)},
             content_hash=canonical_hash({"intent": intent.model_dump(mode="json")}), provenance="declared",
@@ -388,7 +391,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         change_aliases = (change.id, *change.related_packages)
         entries.append(Entry(
             id=entity_id(CHANGE, change.id), kind=CHANGE, path=path, title=change.title, summary=change.title,
-            audience=None, aliases=change_aliases, symbols=(), declared_symbols=frozenset(),
+            audience=None, aliases=change_aliases, symbols=(), declared_symbols=NO_SYMBOLS,
             tags=("change", *change.related_packages),
             fields={"title": change.title, "headings": "", "symbols": "", "path": path,
                     "aliases": " ".join([*change_aliases, "change"]), "summary": "", "body": ""},
@@ -499,7 +502,7 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
     return Entry(
         id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
         audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
-        declared_symbols=frozenset(declared), tags=tuple(tags), fields=fields,
+        declared_symbols=frozenset(declared) or NO_SYMBOLS, tags=tuple(tags), fields=fields,
         content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
         provenance=entity.provenance, confidence=entity.confidence,
         ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
@@ -669,7 +672,7 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
         area, package = layout.area_of(path), layout.package_of(path)
         out.append(Entry(
             id=f"{DIRECTORY}:{path}", kind=DIRECTORY, path=path, title=title, summary=summary, audience=None,
-            aliases=tuple(aliases), symbols=(), declared_symbols=frozenset(), tags=tuple(tags),
+            aliases=tuple(aliases), symbols=(), declared_symbols=NO_SYMBOLS, tags=tuple(tags),
             fields={"title": _limit(f"{name} {title}" if title != name else name, "title"), "headings": "",
                     "symbols": "", "path": _limit(path, "path"), "aliases": _limit(" ".join(aliases + tags), "aliases"),
                     "summary": _limit(summary or "", "summary"), "body": ""},
@@ -788,7 +791,7 @@ def apply_overlay(root: Path, config: Any, entries: list[Any], snapshot: Any, fo
             new.append(Entry(
                 id=f"intent:proposed-{_intent_slug(phrase)}-{str(item['proposalId'])[:8]}", kind="intent",
                 path=target.path,
-                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=frozenset(),
+                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=NO_SYMBOLS,
                 tags=("intent", "proposed"), fields={"title": phrase, "headings": "", "symbols": "",
                                                      "path": target.path, "aliases": "intent proposed",
                                                      "summary": "", "body": target.path},

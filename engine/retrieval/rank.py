@@ -153,7 +153,7 @@ class Retriever:
     lexical: LexicalIndex = None  # type: ignore[assignment]  # built from the projection unless given (on disk)
     entries: list[Entry] = field(init=False)
     index_of: dict[str, int] = field(init=False)
-    identifiers: list[frozenset[str]] = field(init=False)
+    identifiers: list[tuple[str, ...]] = field(init=False)  # few per entry: a tuple is a quarter of a set
     paths: list[str] = field(init=False)
     sorted_paths: list[tuple[str, int]] = field(init=False)
     by_identifier: dict[str, list[int]] = field(init=False)
@@ -197,7 +197,7 @@ class Retriever:
                 ids.add(fold(entry.ownership_id))
             if entry.kind in (INTENT, CHANGE):
                 ids.add(fold(entry.id.split(":", 1)[1]))
-            self.identifiers.append(frozenset(ids))
+            self.identifiers.append(tuple(sorted(ids)))
             for identifier in ids:
                 self.by_identifier[identifier].append(i)
             self.by_identifier[entry.id.lower()].append(i)
