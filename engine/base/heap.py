@@ -48,10 +48,10 @@ def bulk() -> Iterator[None]:
                 gc.freeze()
                 if _resume:
                     gc.enable()
-                _release_free_memory()
+                release_free_memory()
 
 
-def _release_free_memory() -> None:
+def release_free_memory() -> None:
     """Give the memory a build freed back to the system (glibc keeps it otherwise: a search index build on a
     3,000-file repository left 15 MB of freed pages in the process); the next build then starts lower."""
     if _TRIM is not None:
@@ -94,4 +94,4 @@ def sorted_in_runs(items: Iterable[Any], key: Callable[[Any], Any] | None = None
     return list(heapq.merge(*runs, key=key))
 
 
-__all__ = ["built", "bulk", "sorted_in_runs"]
+__all__ = ["built", "bulk", "release_free_memory", "sorted_in_runs"]

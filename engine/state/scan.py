@@ -24,7 +24,7 @@ from typing import Any
 
 from docbridge.engine.base.cache import FactsCache, cached_facts, facts_from_row
 from docbridge.engine.base.config import Config
-from docbridge.engine.base.heap import bulk
+from docbridge.engine.base.heap import bulk, release_free_memory
 from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS, Analyzed, analyze_batch, read_and_analyze
 from docbridge.engine.discovery.files import ANALYZED_KINDS, walk
 from docbridge.engine.discovery.universe import build_universe
@@ -128,6 +128,10 @@ def _scan_state(root: Path, config: Config, *, use_cache: bool, jobs: int, progr
         cache.prune(set(facts))
         with contextlib.suppress(OSError):  # a read-only checkout still scans, without a warm start
             cache.save()
+        # its encoded lines live outside the interpreter's object arenas: given back before resolution allocates
+        # the model (which could not reuse them, and the peak rose by their size)
+        cache = None
+        release_free_memory()
     universe = build_universe(config, rules, ((path, facts.get(path)) for path in sorted(present)))
     state = ModelState(revision=revision, root=root, config=config, universe=universe, skipped=Map(skipped),
                        resolved=False, use_cache=use_cache,
