@@ -242,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         from docbridge.engine import __version__
         print(f"docbridge-lsp {__version__}")
         return 0
+    from docbridge.engine.base.heap import bound_malloc_arenas
+    bound_malloc_arenas()  # before any thread starts
     if args and args[0] in ("--help", "-h"):
         print("docbridge-lsp: the Doc Bridge language server. It speaks the Language Server Protocol on stdin and "
               "stdout; start it from an editor (see the README).")

@@ -15,6 +15,7 @@ from typing import Any
 from docbridge.cli.commands import COMMANDS, command_named, lsp
 from docbridge.cli.common import EXIT_OK, EXIT_USAGE, console, input_errors
 from docbridge.engine import __version__
+from docbridge.engine.base.heap import bound_malloc_arenas
 
 PROG = "docbridge"
 DESCRIPTION = "Keep a repository's Markdown documentation and its JS/TS code in one deterministic model."
@@ -50,6 +51,7 @@ def build_parser(width: int | None = None) -> CommandParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    bound_malloc_arenas()  # before any thread starts (an index build's threads)
     if arguments[:1] == [lsp.NAME]:  # everything after `lsp` belongs to the server
         return lsp.run(argparse.Namespace(server_args=arguments[1:]))
     parser = build_parser()

@@ -13,7 +13,6 @@ collected, once per build of a state.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import heapq
 import sys
@@ -58,16 +57,29 @@ def release_free_memory() -> None:
         _TRIM(0)
 
 
-def _libc_trim() -> Callable[[int], int] | None:
+def _libc(name: str) -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # another C library (musl): nothing to trim
+        # the process's own symbols hold the C library's (`ctypes.util`, which finds it by name, costs 40 ms)
+        return getattr(ctypes.CDLL(None), name)  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # another C library (musl): nothing to tune
         return None
 
 
-_TRIM = _libc_trim()
+_TRIM = _libc("malloc_trim")
+_MALLOPT = _libc("mallopt")
+M_ARENA_MAX = -8  # glibc's `mallopt` parameter: the most malloc arenas the process makes
+ARENAS = 2
+
+
+def bound_malloc_arenas() -> None:
+    """At most ARENAS malloc arenas in this process. glibc gives threads arenas of their own (up to eight per
+    core), and memory freed in one is kept by it: the search index's writer and merge threads, new at each patch
+    of the index, left 4 MB more in the language server after every edit and search on a 20,000-file tree
+    (0.3 MB with two arenas). Called before the process starts its threads."""
+    if _MALLOPT is not None:
+        _MALLOPT(M_ARENA_MAX, ARENAS)
 
 
 def built(build: Callable[[], T]) -> Callable[[], T]:
@@ -94,4 +106,4 @@ def sorted_in_runs(items: Iterable[Any], key: Callable[[Any], Any] | None = None
     return list(heapq.merge(*runs, key=key))
 
 
-__all__ = ["built", "bulk", "release_free_memory", "sorted_in_runs"]
+__all__ = ["bound_malloc_arenas", "built", "bulk", "release_free_memory", "sorted_in_runs"]

@@ -146,6 +146,12 @@ class Result:
         return out
 
 
+def _lowered(text: str) -> str:
+    """`text` in lower case: itself when it is (a path mostly is; `lower` makes a copy either way)."""
+    lowered = text.lower()
+    return text if lowered == text else lowered
+
+
 @dataclass(slots=True)
 class Retriever:
     projection: Projection
@@ -181,7 +187,7 @@ class Retriever:
         if self.projection.params:  # BM25's k1 and b as configured (`retrieval.params`)
             self.lexical.tune(self.projection.params)
         self.index_of = {e.id: i for i, e in enumerate(self.entries)}
-        self.paths = [e.path.lower() for e in self.entries]
+        self.paths = [_lowered(e.path) for e in self.entries]
         self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
