@@ -62,7 +62,8 @@ def _libc(name: str) -> Callable[..., int] | None:
         return None
     try:
         # the process's own symbols hold the C library's (`ctypes.util`, which finds it by name, costs 40 ms)
-        return getattr(ctypes.CDLL(None), name)  # type: ignore[no-any-return]
+        function: Callable[..., int] = getattr(ctypes.CDLL(None), name)
+        return function
     except (OSError, AttributeError):  # another C library (musl): nothing to tune
         return None
 
