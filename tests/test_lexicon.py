@@ -78,12 +78,15 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 3
+    assert GLOSSARY_VERSION == 4
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
     assert {("invalidar", "invalidate", "pt-en"), ("consulta", "query", "pt-en"),
             ("navegador", "browser", "pt-en")} <= readings
+    # words with no English cognate: keyboard shortcuts
+    assert {("atalho", "shortcut", "pt-en"), ("teclado", "keyboard", "pt-en")} <= {
+        (r.source, r.target, r.how) for r in translations("atalhos de teclado")}
     # a phrase wins over its words; English words read back to Portuguese; abbreviations expand
     assert [(r.source, r.target) for r in translations("solução de problemas")] == [
         ("solução de problemas", "troubleshooting")]
