@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from docbridge.engine import __version__
+from docbridge.engine.base.heap import OneCopy
 from docbridge.engine.base.rule import Rule, Severity
 from docbridge.engine.base.rule_catalog import GOVERNANCE_RULES
 from pydantic import BaseModel, Field
@@ -107,20 +108,13 @@ class Range(_Constructed):
         return cls.model_construct(start=_position(line, column), end=_position(end_line, end_column))
 
 
-_POSITIONS: dict[tuple[int, int], Position] = {}
-MAX_SHARED_POSITIONS = 200_000
+# one Position per place, shared by the ranges that start or end there (nothing changes a position once made):
+# two of them were 600 of a finding's 2,000 bytes
+_POSITIONS: OneCopy[tuple[int, int], Position] = OneCopy(200_000)
 
 
 def _position(line: int, character: int) -> Position:
-    """One Position per place, shared by the ranges that start or end there (nothing changes a position once
-    made): two of them were 600 of a finding's 2,000 bytes."""
-    key = (line, character)
-    found = _POSITIONS.get(key)
-    if found is None:
-        if len(_POSITIONS) >= MAX_SHARED_POSITIONS:
-            _POSITIONS.clear()
-        found = _POSITIONS[key] = Position.model_construct(line=line, character=character)
-    return found
+    return _POSITIONS.made((line, character), lambda: Position.model_construct(line=line, character=character))
 
 
 class Location(_Constructed):

@@ -19,9 +19,10 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 _lock = threading.Lock()
 _depth = 0  # builds running (in any thread): collection resumes when the last one ends
@@ -92,6 +93,33 @@ def built(build: Callable[[], T]) -> Callable[[], T]:
     return run
 
 
+class OneCopy(Generic[K, T]):
+    """One copy of each equal value across the process, as `sys.intern` keeps one of each string, for what many
+    files repeat (dependency keys, positions, metadata). When `limit` values are held they are all forgotten at
+    once: values made once (a name typed in an editor's buffer) do not pile up, and copies already shared stay
+    shared."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._held: dict[K, T] = {}
+
+    def same(self: OneCopy[K, K], value: K) -> K:
+        """The copy held of `value` (itself when it is the first)."""
+        found = self._held.get(value)
+        return found if found is not None else self._hold(value, value)
+
+    def made(self, key: K, make: Callable[[], T]) -> T:
+        """The value held for `key`, made when there is none."""
+        found = self._held.get(key)
+        return found if found is not None else self._hold(key, make())
+
+    def _hold(self, key: K, value: T) -> T:
+        if len(self._held) >= self.limit:
+            self._held.clear()
+        self._held[key] = value
+        return value
+
+
 SORT_RUN = 8192  # items one C-level sort handles before the merge lets other threads run (about 5 ms)
 
 
@@ -107,4 +135,4 @@ def sorted_in_runs(items: Iterable[Any], key: Callable[[Any], Any] | None = None
     return list(heapq.merge(*runs, key=key))
 
 
-__all__ = ["bound_malloc_arenas", "built", "bulk", "release_free_memory", "sorted_in_runs"]
+__all__ = ["OneCopy", "bound_malloc_arenas", "built", "bulk", "release_free_memory", "sorted_in_runs"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from docbridge.engine.base.heap import OneCopy
 from docbridge.engine.base.model import EXTERNAL, MODULE, Evidence, Import, ModuleFacts, Positional, Relation, entity_id
 from docbridge.engine.discovery.files import normalise
 from docbridge.engine.discovery.universe import Key, Universe, dirname, shared_keys
@@ -210,15 +211,14 @@ def resolve_module(universe: Universe, facts: ModuleFacts) -> ModuleResolution:
         evidence = tuple(Evidence(facts.path, i.line, i.column, i.end_line, i.end_column)
                          for i in imports[:MAX_EVIDENCE])
         detections = tuple(sorted({i.kind for i in imports}))
-        metadata = _METADATA.get(detections)
-        if metadata is None:  # a handful of distinct values, one copy each (three tuples a relation otherwise)
-            metadata = _METADATA[detections] = (("detection", detections),)
+        # a handful of distinct values, one copy each (three tuples a relation otherwise)
+        metadata = _METADATA.same((("detection", detections),))
         relations.append(Relation(source, target, kind, evidence, "observed", "observed", metadata))
     return ModuleResolution(facts.path, tuple(relations), tuple(outcomes), shared_keys(sorted(resolver.deps)),
                             _wiring(resolver, facts, source))
 
 
-_METADATA: dict[tuple[str, ...], tuple[tuple[str, Any], ...]] = {}
+_METADATA: OneCopy[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = OneCopy(1024)
 
 
 def _wiring(resolver: _ModuleResolver, facts: ModuleFacts, source: str) -> tuple[Relation, ...]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from docbridge.engine.base.config import Config
+from docbridge.engine.base.heap import OneCopy
 from docbridge.engine.base.model import (
     AREA,
     DOCUMENT,
@@ -59,17 +60,14 @@ SUFFIX_SEGMENTS = 4  # the longest path tail `by_suffix` indexes
 
 Key = tuple[str, ...]
 EMPTY: Map[Any, Any] = Map()
-_KEYS: dict[Key, Key] = {}
-MAX_SHARED_KEYS = 2_000_000
+# the same few thousand keys (`("sym", name)`, `("slugs", path)`) are asked by every file that resolves against
+# them: 1.1 KB a document when each kept its own tuples
+_KEYS: OneCopy[Key, Key] = OneCopy(2_000_000)
 
 
 def shared_keys(keys: list[Key]) -> tuple[Key, ...]:
-    """`keys` as one copy of each key across the process: the same few thousand keys (`("sym", name)`,
-    `("slugs", path)`) are asked by every file that resolves against them, 1.1 KB a document when each kept its
-    own tuples. Keys typed once in an editor's buffer stay until the table is full, then it starts afresh."""
-    if len(_KEYS) > MAX_SHARED_KEYS:
-        _KEYS.clear()
-    return tuple([_KEYS.setdefault(key, key) for key in keys])
+    """`keys` as the process's one copy of each."""
+    return tuple([_KEYS.same(key) for key in keys])
 
 
 def dirname(path: str) -> str:
