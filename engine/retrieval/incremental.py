@@ -85,7 +85,7 @@ def patched_projection(state: ModelState) -> Projection | None:
         found = _patch_file(state, old, owners, path, replaced)
         if not found:
             return None
-    positions = _positions(old)
+    positions = old.by_id.positions  # the same ids in the same places: shared
     entries = list(old.entries)
     changed = []
     for eid, entry in replaced.items():
@@ -94,16 +94,8 @@ def patched_projection(state: ModelState) -> Projection | None:
         changed.append(index)
     projection = Projection(entries, old.weights, SnapshotHash(state), old.configuration_hash, old.overlay_hash,
                             params=old.params, basis=old.basis, owners=owners, out_hashes=old.out_hashes,
-                            origin=(weakref.ref(old), tuple(sorted(changed))))
-    projection.positions = positions
+                            origin=(weakref.ref(old), tuple(sorted(changed))), positions=positions)
     return projection
-
-
-def _positions(projection: Projection) -> dict[str, int]:
-    found = projection.positions
-    if found is None:
-        found = projection.positions = {e.id: i for i, e in enumerate(projection.entries)}
-    return found
 
 
 def _owners(projection: Projection, config: Any) -> dict[str, list[Any]]:

@@ -29,7 +29,7 @@ import hashlib
 import re
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -217,6 +217,33 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
         dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)))
 
 
+class EntriesById(Mapping[str, "Entry"]):
+    """Entry id -> entry, read through a table of positions (id -> index in the entries): one table serves the
+    projections patched from one another (an entry keeps its id and place) and their retrievers, where each had
+    a dictionary of its own, made again at every patch (25 ms of a search after an edit on 100,000 files)."""
+
+    __slots__ = ("_entries", "positions")
+
+    def __init__(self, entries: list[Entry], positions: dict[str, int]) -> None:
+        self._entries, self.positions = entries, positions
+
+    def __getitem__(self, key: str) -> Entry:
+        return self._entries[self.positions[key]]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        index = self.positions.get(key)
+        return default if index is None else self._entries[index]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.positions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
 @dataclass(slots=True, weakref_slot=True)
 class Projection:
     entries: list[Entry]
@@ -224,7 +251,7 @@ class Projection:
     snapshot_hash_source: Any  # the snapshot (hash computed on demand), or the hash itself when loaded
     configuration_hash: str
     overlay_hash: str = EMPTY_OVERLAY_HASH
-    by_id: dict[str, Entry] = field(default_factory=dict)
+    by_id: EntriesById = field(init=False)
     _content_hash: str | None = None
     params: dict[str, float] = field(default_factory=dict)  # BM25's k1 and b where not the defaults
     # what a later state's projection is patched from (never serialized): the inputs it was built from that a
@@ -233,14 +260,16 @@ class Projection:
     basis: tuple[Any, ...] | None = None
     owners: dict[str, list[Any]] | None = None
     origin: tuple[Any, tuple[int, ...]] | None = None
-    positions: dict[str, int] | None = None  # entry id -> its index in `entries`, once a patch asks
+    positions: dict[str, int] | None = None  # entry id -> its index in `entries` (given: the origin's, shared)
     # entity id -> a hash of its outgoing edges, every one (an entry keeps at most MAX_EDGES, and an edge to an
     # entity that also points back is recorded once): what a patch compares an edited file's relations with
     # (stored beside the projection, outside its content hash); an entity without edges has none
     out_hashes: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
-        self.by_id = {e.id: e for e in self.entries}
+        if self.positions is None:
+            self.positions = {e.id: i for i, e in enumerate(self.entries)}
+        self.by_id = EntriesById(self.entries, self.positions)
 
     def header(self) -> dict[str, Any]:
         return {"type": "retrieval-index", "schema_version": PROJECTION_VERSION,
