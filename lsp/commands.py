@@ -118,8 +118,7 @@ async def _warm(ls: DocBridgeServer, folder: Folder, state: ModelState) -> None:
             # patched after edits: searches rescore every hit (milliseconds each); rebuilt whole while edits pause,
             # into an index of its own (not under the folder's index lock: a search after the next edit patches
             # the current index meanwhile instead of waiting for this)
-            from docbridge.engine.retrieval.rank import Retriever
-            fresh = await asyncio.to_thread(built(lambda: Retriever(retriever.projection, "combined")))
+            fresh = await asyncio.to_thread(built(retriever.rebuilt))
             state.replace_view(COMBINED, fresh)
     except Exception:
         log.exception("building the search index failed")
