@@ -496,6 +496,31 @@ class _StdioServer:
             pass
         return 0.0
 
+    def settled(self, quiet_s: float = 2.0, timeout_s: float = 300.0) -> float | None:
+        """Seconds until the server used no processor time for `quiet_s` (what it does in the background is
+        done: the search index rebuilt once edits pause, the model kept); None after `timeout_s`, or off Linux."""
+        def used() -> int | None:
+            try:
+                with open(f"/proc/{self.process.pid}/stat", encoding="utf-8") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            return int(fields[11]) + int(fields[12])  # utime and stime, in clock ticks
+        started = time.perf_counter()
+        last, since = used(), time.perf_counter()
+        if last is None:
+            return None
+        while time.perf_counter() - started < timeout_s:
+            time.sleep(0.25)
+            now = used()
+            if now is None:
+                return None
+            if now != last:
+                last, since = now, time.perf_counter()
+            elif time.perf_counter() - since >= quiet_s:
+                return round(since - started, 2)
+        return None
+
     def close(self, timeout: float = 10) -> float | None:
         """Shut the server down, waiting up to `timeout` s for the answer; seconds to the answer (None: none came).
         The process is killed when it has not ended 10 s after `exit`."""

@@ -141,6 +141,9 @@ def scale_figures(size: int, workdir: Path | None, edits: int = 50) -> dict[str,
     server, started = _start(root, document, text, "cold", later=documents[len(documents) // 3])
     try:
         figures.update(_edits(server, document, text, edits))
+        figures["server_peak_rss_mb_before_pause"] = server.peak_rss_mb()
+        # then what an editor's pause brings: the search index, used and patched, rebuilt whole in the background
+        figures["server_settled_after_pause_s"] = server.settled()
         figures["server_peak_rss_mb"] = server.peak_rss_mb()
     finally:
         figures["cold_shutdown_s"] = server.close(SHUTDOWN_WAIT_S)
