@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from docbridge.engine.base.config import ConfigError, load_config
 from docbridge.engine.base.safe_io import ArtifactPathError
+from docbridge.engine.base.heap import release_free_memory
 from docbridge.engine.state.model_state import ModelState
 from docbridge.engine.state.resume import write_model
 from docbridge.engine.state.scan import scan_state
@@ -177,6 +178,8 @@ def _keep_model(state: ModelState, earlier: threading.Thread | None, pause: Call
         write_model(state, pause)
     except Exception:  # the next start only resolves again
         log.exception("keeping the resolved model of %s failed", state.root)
+    # what the write freed (a record's pickle at a time, in this thread's malloc arena), given back: glibc keeps it
+    release_free_memory()
 
 
 def _buffer(server: DocBridgeServer, folder: Folder, path: str, text: str | None) -> str | None:
