@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.config import ConfigError, load_config
-from docbridge.engine.base.safe_io import ArtifactPathError
 from docbridge.engine.base.heap import release_free_memory
+from docbridge.engine.base.safe_io import ArtifactPathError
 from docbridge.engine.state.model_state import ModelState
 from docbridge.engine.state.resume import write_model
 from docbridge.engine.state.scan import scan_state
