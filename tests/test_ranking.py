@@ -240,3 +240,45 @@ def test_a_phrase_spelling_out_an_abbreviation_weighs_one_word_beside_the_abbrev
     })
     payload = docbridge_json("search", "how does server-side rendering work", "--root", str(root), "--json")
     assert [r["id"] for r in payload["results"][:2]] == ["document:docs/ssr.md", "document:docs/dev-server.md"]
+
+
+def _glob_repo(tmp_path: Path) -> Path:
+    """A package with the plugin that expands glob imports, its types in a declaration file, and a module of a
+    neighbouring feature whose name holds two of the question's words."""
+    return make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "bundler", "version": "1.0.0"}\n',
+        "README.md": "# Bundler\n",
+        "types/importGlob.d.ts": "/** Options of a glob import: the pattern, eager or lazy, the import name. */\n"
+                                 "export interface ImportGlobOptions { eager?: boolean; import?: string }\n"
+                                 "/** import.meta.glob: a glob import of the files a pattern matches. */\n"
+                                 "export type ImportGlobFunction = (pattern: string, options?: ImportGlobOptions)"
+                                 " => Record<string, unknown>\n",
+        "src/plugins/importMetaGlob.ts": "// Expands each call into one import per matched file.\n"
+                                         "export function transformGlobImport(code: string): string {\n"
+                                         "  return code.replace(/glob\\(/g, 'imports(')\n}\n",
+        "src/plugins/assetImportMetaUrl.ts": "// new URL(path, import.meta.url): an asset's import.\n"
+                                             "export function assetImportMetaUrlPlugin(code: string): string {\n"
+                                             "  return code\n}\n",
+    })
+
+
+def test_a_question_that_spells_out_a_file_name_word_by_word_ranks_that_module_first(tmp_path: Path) -> None:
+    """`import.meta.glob` spells out importMetaGlob.ts, three words in a row: that names the file, where
+    importGlob.d.ts only holds one of them (`import`) and assetImportMetaUrl.ts two."""
+    payload = docbridge_json("search", "where are import.meta.glob patterns expanded into imports", "--root",
+                             str(_glob_repo(tmp_path)), "--json", "--explain")
+    first = payload["results"][0]
+    assert first["id"] == "module:src/plugins/importMetaGlob.ts"
+    assert any("spells out its file name" in line for line in first["explain"]["reasons"])
+
+
+def test_a_declaration_file_is_not_the_code_that_implements_a_mechanism(tmp_path: Path) -> None:
+    """A `.d.ts` file declares types, nothing that runs: a question about how something is implemented does
+    not prefer it as code, as it does the plugin."""
+    payload = docbridge_json("search", "how is the glob import implemented", "--root", str(_glob_repo(tmp_path)),
+                             "--json", "--explain")
+    explained = {r["id"]: r["explain"]["reasons"] for r in payload["results"]}
+    assert not any("declares code" in line for line in explained["module:types/importGlob.d.ts"])
+    assert any("declares code" in line for line in explained["module:src/plugins/importMetaGlob.ts"])
+    ids = list(explained)
+    assert ids.index("module:src/plugins/importMetaGlob.ts") < ids.index("module:types/importGlob.d.ts")

@@ -14,6 +14,7 @@ canonicality, audience fit and accepted agent signals, each its own component.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ TASK_GUIDE = 1.15  # ...and a page in a guide folder (guide/, tutorials/, recipe
 LOCATION_PAGE = {True: 0.5, False: 0.75}
 EXCLUDED_NAMED = 0.5  # an entry named after a word the query excludes
 AUDIENCE_FIT = 25.0
+DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$")  # TypeScript's declaration files: types, no code that runs
 ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
 
 
@@ -56,6 +58,10 @@ class Subject:
 
     def declares_code(self) -> bool:
         return bool(self.index.symbol_sets(self.at)[1])
+
+    def implements(self) -> bool:
+        """Whether the module declares code that runs: a declaration file (`.d.ts`) describes types only."""
+        return self.declares_code() and not DECLARATION_FILE.search(self.entry.path)
 
     def in_guide_folder(self) -> bool:
         """Whether the entry's path goes through a folder of guides (`docs/guide/`, `tutorials/`, `recipes/`)."""
@@ -109,6 +115,19 @@ def named_file(name: str, words: tuple[str, ...]) -> bool:
     return any(word in name and len(name) <= len(word) + 4 for word in words)
 
 
+def spelled_name(name: str, words: tuple[str, ...]) -> bool:
+    """Whether two or more of the words in a row, joined, are the name (`import.meta.glob`: importmetaglob)."""
+    for start in range(len(words) - 1):
+        joined = words[start]
+        for word in words[start + 1:]:
+            joined += word
+            if joined == name:
+                return True
+            if not name.startswith(joined):
+                break
+    return False
+
+
 def _part_of_name(s: Subject) -> bool:
     return any(partial_name(identifier, token) for identifier in s.index.identifiers[s.at] for token in s.shape.words)
 
@@ -141,6 +160,10 @@ PRIORS: tuple[Prior, ...] = (
           "code is named after what it does: the module whose file a question's word names holds the mechanism",
           "a query word is its file name or part of it, for a question about how something is implemented",
           given=lambda q: bool(q.file_words)),
+    Prior("file-spelled-out", (MODULE,), lambda s: spelled_name(s.index.file_name(s.at), s.shape.words), 1.2,
+          "a question that spells out a file's whole name, word by word, names that file: more specific than a "
+          "name holding one of its words", "the question spells out its file name, for a question about how "
+          "something is implemented", given=lambda q: bool(q.file_words)),
     Prior("routing-ownership-record", ANY, lambda s: bool(s.entry.ownership_id), 1.1,
           "a routing question asks who owns a thing and where to edit it: an ownership record says so",
           "an ownership record, for a routing question", given=lambda q: q.routing),
@@ -171,7 +194,7 @@ PRIORS: tuple[Prior, ...] = (
     Prior("page-for-declared-name", (DOCUMENT,), lambda s: True, DECLARED_PAGE_FACTOR,
           "a name a module declares is answered by its declaration; pages about it (even one named after it) "
           "follow", DECLARED_PAGE_WHY, given=lambda q: q.form == "name" and q.declared),
-    Prior("module-for-implementation", (MODULE,), lambda s: s.declares_code(),
+    Prior("module-for-implementation", (MODULE,), lambda s: s.implements(),
           1.3, "how something works is answered by the code that declares the mechanism",
           "a module that declares code, for a question about how something is implemented",
           given=lambda q: q.form == "implementation"),
