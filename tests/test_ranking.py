@@ -269,7 +269,7 @@ def test_a_question_that_spells_out_a_file_name_word_by_word_ranks_that_module_f
                              str(_glob_repo(tmp_path)), "--json", "--explain")
     first = payload["results"][0]
     assert first["id"] == "module:src/plugins/importMetaGlob.ts"
-    assert any("spells out its file name" in line for line in first["explain"]["reasons"])
+    assert any("adjacent query words spell its file name" in line for line in first["explain"]["reasons"])
 
 
 def test_a_declaration_file_is_not_the_code_that_implements_a_mechanism(tmp_path: Path) -> None:

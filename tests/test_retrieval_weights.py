@@ -190,13 +190,13 @@ def test_a_sentence_about_what_a_page_is_called_ranks_it_before_sections_that_me
 def test_two_adjacent_words_that_spell_a_file_or_a_declared_name_name_it(retriever: Retriever) -> None:
     results = retriever.search("how does the random sequencer shuffle files")
     module = by_id(results, "module:packages/runner/src/sequencers/RandomSequencer.ts")
-    assert f"exactPath +{COMPOUND}: two adjacent query words spell its file name" in module.reasons
+    assert f"exactPath +{COMPOUND}: adjacent query words spell its file name" in module.reasons
     assert module.components["exactPath"] == COMPOUND
     page = by_id(results, "document:docs/config/sequence.md")
     assert page.components["exactPath"] == 0
     results = retriever.search("fake timers advance")
     clock = by_id(results, "module:packages/runner/src/mock/clock.ts")
-    assert f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares (faketimers)" in clock.reasons
+    assert f"exactSymbol +{COMPOUND}: adjacent query words spell a name it declares (faketimers)" in clock.reasons
     # words that are not adjacent do not spell it
     clock = by_id(retriever.search("timers that are fake"), "module:packages/runner/src/mock/clock.ts")
     assert clock.components["exactSymbol"] == 0

@@ -42,7 +42,7 @@ SHORT_WORD = 40  # exactId + (SHORT_WORD − the shortest such word's length)
 WORD_FILE = 100  # exactPath: a word is the entry's file name
 WORD_DECLARES = 90  # exactSymbol: a word is a name the entry declares
 WORD_RE_EXPORTS = 30  # exactSymbol: a word is a name the entry exports without declaring it
-COMPOUND = 60  # two adjacent query words that together spell a file name or a declared name
+COMPOUND = 60  # adjacent query words that together spell a file name or a declared name
 # which of several declarations of a name (× 0.5 for a word of the query, 1 for the whole query)
 PUBLIC = 30  # declared on its package's public surface
 DEPENDED_ON, DEPENDED_ON_MAX = 8, 24.0  # 8 × log2(1 + the packages that depend on its package), at most 24
@@ -165,15 +165,15 @@ def _words(index: Retriever, components: dict[str, float], entry: Entry, at: int
 
 def _compound(index: Retriever, components: dict[str, float], at: int, base: str | None, shape: QueryShape,
               reasons: list[str]) -> None:
-    """Two adjacent words of the query that together spell the entry's file name or a name it declares: a name
-    written as one word is said as two."""
+    """Adjacent words of the query that together spell the entry's file name or a name it declares: a name
+    written as one word is said as its words."""
     declares = index.symbol_sets(at)[1]
     if base is not None and index.file_name(at) in shape.compounds:
         components["exactPath"] += COMPOUND
-        reasons.append(f"exactPath +{COMPOUND}: two adjacent query words spell its file name")
+        reasons.append(f"exactPath +{COMPOUND}: adjacent query words spell its file name")
     elif declares and not declares.isdisjoint(shape.compounds):
         components["exactSymbol"] += COMPOUND
-        reasons.append(f"exactSymbol +{COMPOUND}: two adjacent query words spell a name it declares "
+        reasons.append(f"exactSymbol +{COMPOUND}: adjacent query words spell a name it declares "
                        f"({min(shape.compounds & declares)})")
 
 

@@ -115,19 +115,6 @@ def named_file(name: str, words: tuple[str, ...]) -> bool:
     return any(word in name and len(name) <= len(word) + 4 for word in words)
 
 
-def spelled_name(name: str, words: tuple[str, ...]) -> bool:
-    """Whether two or more of the words in a row, joined, are the name (`import.meta.glob`: importmetaglob)."""
-    for start in range(len(words) - 1):
-        joined = words[start]
-        for word in words[start + 1:]:
-            joined += word
-            if joined == name:
-                return True
-            if not name.startswith(joined):
-                break
-    return False
-
-
 def _part_of_name(s: Subject) -> bool:
     return any(partial_name(identifier, token) for identifier in s.index.identifiers[s.at] for token in s.shape.words)
 
@@ -160,10 +147,6 @@ PRIORS: tuple[Prior, ...] = (
           "code is named after what it does: the module whose file a question's word names holds the mechanism",
           "a query word is its file name or part of it, for a question about how something is implemented",
           given=lambda q: bool(q.file_words)),
-    Prior("file-spelled-out", (MODULE,), lambda s: spelled_name(s.index.file_name(s.at), s.shape.words), 1.2,
-          "a question that spells out a file's whole name, word by word, names that file: more specific than a "
-          "name holding one of its words", "the question spells out its file name, for a question about how "
-          "something is implemented", given=lambda q: bool(q.file_words)),
     Prior("routing-ownership-record", ANY, lambda s: bool(s.entry.ownership_id), 1.1,
           "a routing question asks who owns a thing and where to edit it: an ownership record says so",
           "an ownership record, for a routing question", given=lambda q: q.routing),

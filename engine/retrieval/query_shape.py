@@ -25,7 +25,6 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -321,16 +320,22 @@ def form(code_shaped: bool, implementation: bool, sentence: bool, phrase: bool) 
     return "phrase" if phrase else ""
 
 
+COMPOUND_WORDS = 4  # the most adjacent words read as one name
+
+
 def compounds(words: list[str]) -> frozenset[str]:
-    """Each two adjacent words of the query, neither a stopword, written as one name (the second also
-    singular): a name written as one word is said as two (`user profile` -> userprofile)."""
+    """Each run of two to COMPOUND_WORDS adjacent words of the query, none a stopword, written as one name (the
+    last also singular): a name written as one word is said as its words (`user profile` -> userprofile,
+    `import.meta.glob` -> importmetaglob)."""
     folded = [fold(w) for w in words]
+    plain = [w not in STOPWORDS and w.isalnum() and len(w) >= 2 for w in folded]
     found: set[str] = set()
-    for first, second in pairwise(folded):
-        if first in STOPWORDS or second in STOPWORDS or not first.isalnum() or not second.isalnum() \
-                or len(first) < 2 or len(second) < 2:
-            continue
-        found.update((first + second, first + singularize(second)))
+    for start in range(len(folded)):
+        for end in range(start + 2, min(len(folded), start + COMPOUND_WORDS) + 1):
+            if not plain[end - 1] or not all(plain[start:end]):
+                break
+            joined = "".join(folded[start:end - 1])
+            found.update((joined + folded[end - 1], joined + singularize(folded[end - 1])))
     return frozenset(found)
 
 
