@@ -78,7 +78,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 4
+    assert GLOSSARY_VERSION == 5
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
@@ -98,6 +98,9 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     assert ("slow", "performance", "related") in {(r.source, r.target, r.how)
                                                   for r in translations("why are my tests slow")}
     assert not any(r.how == "related" for r in translations("slow performance"))
+    # upgrading is what migration guides are filed under
+    assert ("upgrade", "migration", "related") in {(r.source, r.target, r.how)
+                                                   for r in translations("how do I upgrade from version 7")}
 
 
 @pytest.mark.parametrize(("query", "word", "english"), [

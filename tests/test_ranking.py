@@ -282,3 +282,43 @@ def test_a_declaration_file_is_not_the_code_that_implements_a_mechanism(tmp_path
     assert any("declares code" in line for line in explained["module:src/plugins/importMetaGlob.ts"])
     ids = list(explained)
     assert ids.index("module:src/plugins/importMetaGlob.ts") < ids.index("module:types/importGlob.d.ts")
+
+
+def _release_repo(tmp_path: Path) -> Path:
+    """A migration guide, and the blog's announcements of the releases, which tell of upgrading too."""
+    announcement = ("# Announcing Bundler {v}\n\n_March 12, 2026_\n\nBundler {v} is released today. This release "
+                    "brings a new dev server, faster builds and a smaller install. Upgrade when you are ready: the "
+                    "migration guide lists what changed since Bundler {p}.\n\n## Upgrading from Bundler {p}\n\nMost "
+                    "projects upgrade by bumping the version; plugins that hook the dev server need migration. See "
+                    "the migration guide for the upgrade steps.\n\n## Acknowledgements\n\nThanks to everyone "
+                    "who tested the betas.\n")
+    return make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "bundler", "version": "8.0.0"}\n',
+        "README.md": "# Bundler\n\nA bundler for web apps.\n",
+        "docs/guide/migration.md": "# Migration from v7\n\nBundler 8 renames two options and removes a plugin. "
+                                   "To upgrade, change your configuration as below, then run your build.\n\n"
+                                   "## Renamed options\n\n`outDir` is now `output.dir`.\n\n## Removed plugins\n\n"
+                                   "The legacy plugin is gone: use the targets option.\n",
+        "docs/blog/announcing-bundler8.md": announcement.format(v=8, p=7),
+        "docs/blog/announcing-bundler7.md": announcement.format(v=7, p=6),
+    })
+
+
+def test_a_how_to_question_is_answered_by_the_guide_before_a_dated_announcement(tmp_path: Path) -> None:
+    """An announcement tells what changed at a release; how to upgrade is the migration guide's (`upgrade` reads
+    as `migration`, the topic guides file it under)."""
+    root = _release_repo(tmp_path)
+    payload = docbridge_json("search", "how do I upgrade from bundler 7", "--root", str(root), "--json", "--explain")
+    ranked = [r["id"] for r in payload["results"]]
+    assert ranked[0] == "document:docs/guide/migration.md"
+    post = next(r for r in payload["results"] if r["id"] == "document:docs/blog/announcing-bundler8.md")
+    assert any("a dated post" in reason for reason in post["explain"]["reasons"])
+
+
+def test_a_question_about_the_release_itself_is_answered_by_its_announcement(tmp_path: Path) -> None:
+    root = _release_repo(tmp_path)
+    payload = docbridge_json("search", "what is new in the bundler 8 release", "--root", str(root), "--json",
+                             "--explain")
+    first = payload["results"][0]
+    assert first["id"].startswith("document:docs/blog/announcing-bundler")
+    assert not any("a dated post" in reason for result in payload["results"] for reason in result["explain"]["reasons"])

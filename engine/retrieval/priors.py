@@ -41,6 +41,7 @@ TASK_GUIDE = 1.15  # ...and a page in a guide folder (guide/, tutorials/, recipe
 LOCATION_PAGE = {True: 0.5, False: 0.75}
 EXCLUDED_NAMED = 0.5  # an entry named after a word the query excludes
 AUDIENCE_FIT = 25.0
+DATED_POST = 0.7  # a blog or news post, for a how-to, routing or implementation question
 DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$")  # TypeScript's declaration files: types, no code that runs
 ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
 
@@ -67,6 +68,11 @@ class Subject:
         """Whether the entry's path goes through a folder of guides (`docs/guide/`, `tutorials/`, `recipes/`)."""
         guides = vocabulary().words["guide_folders"]
         return any(part.lower() in guides for part in self.entry.path.split("/")[:-1])
+
+    def in_post_folder(self) -> bool:
+        """Whether the entry's path goes through a folder of dated posts (`blog/`, `news/`)."""
+        folders = vocabulary().words["post_folders"]
+        return any(part.lower() in folders for part in self.entry.path.split("/")[:-1])
 
     def title_covers_query(self) -> bool:
         return len(self.terms) >= 2 and all(has_token(self.entry.title, t) for t in self.terms)
@@ -207,6 +213,11 @@ PRIORS: tuple[Prior, ...] = (
           "match a how-to question alike, the guide answers it (how to configure a thing is the option's reference)",
           "a page in a guide folder, for a question that asks how to do something",
           given=lambda q: q.asks_task and not q.asks_configuration),
+    Prior("dated-post", (DOCUMENT,), lambda s: s.in_post_folder(), DATED_POST,
+          "a blog or news post tells what changed at a moment (a release, a beta): how to do something, and where "
+          "it is done, are answered by the guides and the code as they are now, unless the question asks about "
+          "the release", "a dated post (blog, news), for a question about how to do something or where it is",
+          given=lambda q: (q.asks_task or q.routing or q.form == "implementation") and not q.asks_news),
     Prior("directory-for-content", (DIRECTORY,), lambda s: True, 0.7,
           "a directory's only text is its name: a question about content is rarely answered by the folder",
           "a directory, for a question about content", given=lambda q: not q.routing and not q.code_shaped),

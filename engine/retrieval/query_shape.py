@@ -100,6 +100,7 @@ class QueryShape:
     asks_task: bool  # "how do I…", "how to…": a page walks through it
     asks_configuration: bool  # ...how to configure something: the option's reference page describes it
     asks_peripheral: bool  # the query asks about examples, fixtures or playgrounds
+    asks_news: bool  # the query asks about releases or news: what dated posts tell
     kinds_named: frozenset[str]  # unit kinds the question names ("which package…")
     sentence: bool  # three or more words that are not stopwords, not a routing question
     phrase: bool  # two plain words (no identifier, no path), not a routing question
@@ -302,6 +303,7 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
         asks_implementation=implementation, asks_task=task, asks_unit=asks_unit,
         asks_configuration=task and bool(pattern("configure").search(fold(stripped))),
         asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
+        asks_news=any(fold(w) in vocabulary().words["news"] for w in said),
         kinds_named=kinds_named,
         sentence=sentence, phrase=phrase, compounds=compounds(said),
         form=form(code_shaped, implementation, sentence, phrase),
