@@ -205,6 +205,9 @@ def test_a_patched_index_rebuilt_whole_ranks_as_a_fresh_build_and_shares_the_loo
     assert rebuilt.projection is patched.projection
     assert rebuilt.by_symbol is patched.by_symbol and rebuilt.index_of is patched.projection.by_id.positions
     reference = Retriever(fresh.projection())
+    # so are the entries' packed field masks, which the patch kept as a build makes them
+    assert rebuilt.lexical.packed_masks() is patched.lexical.packed_masks()
+    assert rebuilt.lexical.packed_masks() == reference.lexical.packed_masks()
     for query in [*queries, "quokkaledger", "refunds settle"]:
         assert [(r.entry.id, r.score) for r in rebuilt.search(query, 10)] == \
             [(r.entry.id, r.score) for r in reference.search(query, 10)], query

@@ -91,8 +91,9 @@ class LexicalIndex:
     _lengths: list[int] | None  # per entry, its combined field's length in tokens (built here, not read from disk)
 
     def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined",
-                 path: Path | None = None) -> None:
-        """Build the index (in memory, or in the empty directory `path`)."""
+                 path: Path | None = None, packed: list[str] | None = None) -> None:
+        """Build the index (in memory, or in the empty directory `path`); `packed`: these entries' packed masks,
+        known (an index of the same entries built again), shared instead of made again."""
         if mode not in ("combined", "fields"):
             raise ValueError(f"unknown lexical mode {mode!r}")
         if path is not None and mode != "combined":
@@ -103,13 +104,16 @@ class LexicalIndex:
         self.index.register_tokenizer(WHITESPACE, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
         writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
         vocabulary: set[str] = set()
-        self._packed = []
+        if packed is not None and len(packed) != len(entries):
+            raise ValueError("the packed masks are not of these entries")
+        self._packed = packed if packed is not None else []
         lengths: list[int] = []
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
             for values in per_field.values():
                 vocabulary.update(values)
-            self._packed.append(_pack(per_field))
+            if packed is None:
+                self._packed.append(_pack(per_field))
             document, length = self._document(number, per_field)
             lengths.append(length)
             writer.add_document(document)
