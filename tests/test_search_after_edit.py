@@ -170,7 +170,7 @@ def test_a_copy_naming_its_canonical_page_is_resolved_among_every_page_as_a_buil
     assert patched.by_id["document:docs/v1/guide.md"].variant_of == "document:docs/v2/guide.md"
 
 
-def test_earlier_states_are_not_kept_alive_by_the_search_index_patched_from_them(tmp_path: Path) -> None:
+def test_earlier_states_and_patched_indexes_are_not_kept_alive_by_the_index_patched_from_them(tmp_path: Path) -> None:
     import gc
     import weakref
     root = copy_fixture("acme", tmp_path)
@@ -178,11 +178,24 @@ def test_earlier_states_are_not_kept_alive_by_the_search_index_patched_from_them
     ws.scan()
     ws.retriever()
     text = (root / "docs/billing.md").read_text(encoding="utf-8")
-    states = []
-    for round_ in range(6):
-        ws.update("docs/billing.md", text + f"\nRound {round_} of edits.\n")
-        assert ws.retriever().lexical.patched_since_built()
-        states.append(weakref.ref(ws.state))
+    states, indexes = [], []
+    gc.collect()
+    gc.disable()
+    try:
+        for round_ in range(6):
+            ws.update("docs/billing.md", text + f"\nRound {round_} of edits.\n")
+            index = ws.retriever().lexical
+            assert index.patched_since_built()
+            assert index.vocabulary()  # what a typo-tolerant search lists
+            states.append(weakref.ref(ws.state))
+            indexes.append(weakref.ref(index))
+            del index
+        # freed as soon as newer ones replace them, without a collection: a reference cycle would keep each
+        # patched index (its masks, lengths, entries) until a full one, which a server's frozen heap rarely runs
+        # (3 MB a patch on a 100,042-file tree)
+        assert [found() is not None for found in indexes][:4] == [False] * 4 and indexes[-1]() is not None
+    finally:
+        gc.enable()
     gc.collect()
     # the newest state, and at most the one before it (whose projection seeds the next): not the whole history
     assert sum(state() is not None for state in states) <= 2
@@ -211,31 +224,3 @@ def test_a_patched_index_rebuilt_whole_ranks_as_a_fresh_build_and_shares_the_loo
     for query in [*queries, "quokkaledger", "refunds settle"]:
         assert [(r.entry.id, r.score) for r in rebuilt.search(query, 10)] == \
             [(r.entry.id, r.score) for r in reference.search(query, 10)], query
-
-
-def test_a_patched_index_is_freed_once_newer_ones_replace_it_without_waiting_for_a_collection(tmp_path: Path) -> None:
-    # a reference cycle would keep each patched index (its masks, lengths, entries) until a full collection, which
-    # a language server's frozen heap rarely runs: 3 MB a patch on a 100,042-file tree
-    import gc
-    import weakref
-    root = copy_fixture("acme", tmp_path)
-    ws = Workspace(root, use_cache=False)
-    ws.scan()
-    ws.retriever()
-    text = (root / "docs/billing.md").read_text(encoding="utf-8")
-    gc.collect()
-    gc.disable()
-    try:
-        indexes = []
-        for round_ in range(5):
-            ws.update("docs/billing.md", text + f"\nRound {round_} of edits.\n")
-            index = ws.retriever().lexical
-            assert index.patched_since_built()
-            assert index.vocabulary()  # what a typo-tolerant search lists
-            indexes.append(weakref.ref(index))
-            del index
-        alive = [found() is not None for found in indexes]
-    finally:
-        gc.enable()
-    # the newest, and at most the one before it (whose state seeds the next patch)
-    assert alive[:3] == [False, False, False] and alive[-1]
