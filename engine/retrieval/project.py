@@ -220,7 +220,7 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
 class EntriesById(Mapping[str, "Entry"]):
     """Entry id -> entry, read through a table of positions (id -> index in the entries): one table serves the
     projections patched from one another (an entry keeps its id and place) and their retrievers, where each had
-    a dictionary of its own, made again at every patch (25 ms of a search after an edit on 100,000 files)."""
+    a dictionary of its own, made again at every patch (4 ms of a search after an edit on 20,000 files)."""
 
     __slots__ = ("_entries", "positions")
 
