@@ -125,6 +125,7 @@ class Folder:
     on_change: Callable[[Folder], None] | None = None  # called after every change to the model
     after_change: Callable[[Folder], None] | None = None  # set once the search index is used (docbridge.lsp.commands)
     warm_timer: asyncio.TimerHandle | None = None  # the pending rebuild of that index
+    index_build_s: float = 0.0  # how long the last whole build of that index took
     unkept: ModelState | None = None  # the last scan's result, until a thread starts writing it for a restart
     keeping: threading.Thread | None = None  # that thread
 

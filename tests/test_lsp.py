@@ -290,6 +290,39 @@ async def test_a_used_search_index_is_rebuilt_when_edits_pause(tmp_path: Path) -
         assert len(rebuilt()) == 1  # that search found it ready
 
 
+async def test_a_patched_index_is_rebuilt_only_after_a_pause_as_long_as_ten_of_its_builds(tmp_path: Path) -> None:
+    """On a large tree a build of the index takes seconds of a core: a patched index (which answers as a build
+    would, a few milliseconds slower) is rebuilt only once edits pause REBUILD_PAUSE times as long."""
+    import re
+    import time
+
+    from docbridge.lsp.commands import REBUILD_PAUSE
+
+    from docbridge.bench.synthetic import generate
+    root = copy_fixture("acme", tmp_path)
+    generate(root / "padding", 400)  # 800 more files: the index takes a noticeable time to build
+    architecture = root / "docs/architecture.md"
+    settings = {"search": {"warmAfterMs": 50}, "log": {"level": "debug"}}
+
+    def logged(pattern: str) -> list[re.Match[str]]:
+        return [m for message in s.client.log_messages if (m := re.search(pattern, message.message))]
+
+    async with session(root, settings=settings) as s:
+        s.open(architecture)
+        assert (await s.command("docbridge.search", "createInvoice", 3))["results"]
+        [build] = logged(r"search index of revision \d+ built in ([\d.]+)s")
+        built_s = float(build.group(1))
+        text = architecture.read_text(encoding="utf-8")
+        edited = time.perf_counter()
+        s.replace_all(architecture, text + "\nSee the quokkaledger.\n")  # prose: the index is patched
+        await s.until(lambda: logged("rebuilt after edits paused, in"), timeout=60)
+        waited = time.perf_counter() - edited
+        # (the build's time is logged to the hundredth of a second: at most 5 ms each way)
+        assert waited >= REBUILD_PAUSE * (built_s - 0.005), (waited, built_s)
+        found = await s.command("docbridge.search", "quokkaledger", 5)
+        assert [r["id"] for r in found["results"]][:1] == ["document:docs/architecture.md"]
+
+
 async def test_a_search_right_after_an_edit_finds_the_new_text_and_not_the_old(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     billing = root / "docs/billing.md"
