@@ -142,8 +142,13 @@ def scale_figures(size: int, workdir: Path | None, edits: int = 50) -> dict[str,
     try:
         figures.update(_edits(server, document, text, edits))
         figures["server_peak_rss_mb_before_pause"] = server.peak_rss_mb()
-        # then what an editor's pause brings: the search index, used and patched, rebuilt whole in the background
-        figures["server_settled_after_pause_s"] = server.settled()
+        # then what a long pause in editing brings: the search index, used and patched, rebuilt whole in the
+        # background once the pause is REBUILD_PAUSE times as long as a build of it took (the first search's time)
+        from docbridge.lsp.commands import REBUILD_PAUSE
+        paused = time.perf_counter()
+        time.sleep(REBUILD_PAUSE * figures["first_search_after_an_edit_ms"] / 1000)
+        server.settled()
+        figures["server_settled_after_pause_s"] = round(time.perf_counter() - paused, 1)
         figures["server_peak_rss_mb"] = server.peak_rss_mb()
     finally:
         figures["cold_shutdown_s"] = server.close(SHUTDOWN_WAIT_S)
