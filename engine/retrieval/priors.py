@@ -64,14 +64,10 @@ class Subject:
         """Whether the module declares code that runs: a declaration file (`.d.ts`) describes types only."""
         return self.declares_code() and not DECLARATION_FILE.search(self.entry.path)
 
-    def in_guide_folder(self) -> bool:
-        """Whether the entry's path goes through a folder of guides (`docs/guide/`, `tutorials/`, `recipes/`)."""
-        guides = vocabulary().words["guide_folders"]
-        return any(part.lower() in guides for part in self.entry.path.split("/")[:-1])
-
-    def in_post_folder(self) -> bool:
-        """Whether the entry's path goes through a folder of dated posts (`blog/`, `news/`)."""
-        folders = vocabulary().words["post_folders"]
+    def in_folder(self, listed: str) -> bool:
+        """Whether the entry's path goes through a folder of a word list (`guide_folders`: `docs/guide/`,
+        `tutorials/`; `post_folders`: `blog/`, `news/`)."""
+        folders = vocabulary().words[listed]
         return any(part.lower() in folders for part in self.entry.path.split("/")[:-1])
 
     def title_covers_query(self) -> bool:
@@ -208,12 +204,12 @@ PRIORS: tuple[Prior, ...] = (
     Prior("page-for-task", (DOCUMENT,), lambda s: True, TASK_PAGE,
           "guides walk through tasks: a question that asks how to do something is answered by a page",
           "a page, for a question that asks how to do something", given=lambda q: q.asks_task),
-    Prior("guide-for-task", (DOCUMENT,), lambda s: s.in_guide_folder(), TASK_GUIDE,
+    Prior("guide-for-task", (DOCUMENT,), lambda s: s.in_folder("guide_folders"), TASK_GUIDE,
           "a guide walks through a task where a reference page describes one option or function: of two pages that "
           "match a how-to question alike, the guide answers it (how to configure a thing is the option's reference)",
           "a page in a guide folder, for a question that asks how to do something",
           given=lambda q: q.asks_task and not q.asks_configuration),
-    Prior("dated-post", (DOCUMENT,), lambda s: s.in_post_folder(), DATED_POST,
+    Prior("dated-post", (DOCUMENT,), lambda s: s.in_folder("post_folders"), DATED_POST,
           "a blog or news post tells what changed at a moment (a release, a beta): how to do something, and where "
           "it is done, are answered by the guides and the code as they are now, unless the question asks about "
           "the release", "a dated post (blog, news), for a question about how to do something or where it is",

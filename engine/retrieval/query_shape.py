@@ -332,12 +332,13 @@ def compounds(words: list[str]) -> frozenset[str]:
     folded = [fold(w) for w in words]
     plain = [w not in STOPWORDS and w.isalnum() and len(w) >= 2 for w in folded]
     found: set[str] = set()
-    for start in range(len(folded)):
-        for end in range(start + 2, min(len(folded), start + COMPOUND_WORDS) + 1):
-            if not plain[end - 1] or not all(plain[start:end]):
+    for start in range(len(folded) - 1):
+        joined = folded[start]
+        for last in range(start + 1, min(len(folded), start + COMPOUND_WORDS)):
+            if not plain[start] or not plain[last]:
                 break
-            joined = "".join(folded[start:end - 1])
-            found.update((joined + folded[end - 1], joined + singularize(folded[end - 1])))
+            found.update((joined + folded[last], joined + singularize(folded[last])))
+            joined += folded[last]
     return frozenset(found)
 
 
