@@ -205,3 +205,42 @@ def test_history_and_site_pages_name_what_is_not_here(tmp_path: Path) -> None:
     # only the README names a path of this repository that is not here
     assert findings(root) == {("MENTION_UNRESOLVED", "README.md", 3)}
 
+
+
+def test_html_between_rules_props_in_mdx_and_component_pages_are_not_markdown(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint"}',
+        # `---`, an HTML table of contents, `---`: not YAML frontmatter (GitHub renders the rules and the links)
+        "CONTRIBUTING.md": ('---\n<p align="center" class="toc">\n<strong><a href="#setup">Setup</a></strong>\n|\n'
+                            '<strong><a href="#tests">Tests</a></strong>\n</p>\n---\n\n# Contributing\n\n'
+                            '## Setup\n\nRun the install.\n\n## Tests\n\nRun them. See [the guide](./gone.md).\n'),
+        # a Docusaurus site whose playground is a React page: `#showAST=es` is its state, not a heading
+        "website/docusaurus.config.js": "module.exports = { presets: [['classic', { docs: { path: '../docs' } }]] };\n",
+        "website/src/pages/play.tsx": "export default function Play() { return null; }\n",
+        # a component whose props span lines: `[['bluesky', '…']]` is JavaScript, not a wiki link
+        "docs/team.mdx": ("# Team\n\nTry it in [the playground](/play#showAST=es).\n\n<TeamBioList\n  bios={[\n"
+                          "    {\n      description: 'Hello > World',\n"
+                          "      links: [['bluesky', 'https://bsky.app/profile/x.bsky.social']],\n"
+                          "      name: 'Ronen',\n    },\n  ]}\n/>\n\n"
+                          "After the list, [a missing page](./missing.md).\n"),
+    })
+    # only the links that are broken, on the lines a reader finds them (the Markdown after the props is read)
+    assert findings(root) == {("LINK_BROKEN", "CONTRIBUTING.md", 17), ("LINK_BROKEN", "docs/team.mdx", 15)}
+
+
+def test_a_moved_or_converted_file_is_the_first_suggestion(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "site"}',
+        "packages/site/test/units/exports.test.ts": "export const a = 1;\n",
+        "packages/site/test/exports-map.test.ts": "export const b = 1;\n",
+        "packages/site/test/expr.test.ts": "export const c = 1;\n",
+        "packages/site/test/basic.test.ts": "export const d = 1;\n",
+        "CONTRIBUTING.md": ("# Contributing\n\n`packages/site/test/exports.test.ts` checks the export map.\n\n"
+                            "Run `packages/site/test/basic.test.js` alone first.\n"),
+    })
+    report = docbridge_json("check", "--root", str(root), "--format", "json", "--fail-on", "never")
+    candidates = {f["range"]["start"]["line"] + 1: f["data"]["candidates"] for f in report["findings"]
+                  if f["code"] == "MENTION_UNRESOLVED"}
+    # the file of that name in a subfolder, and the TypeScript file of that stem, before names merely alike
+    assert candidates[3][0] == "packages/site/test/units/exports.test.ts"
+    assert candidates[5][0] == "packages/site/test/basic.test.ts"

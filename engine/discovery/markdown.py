@@ -33,6 +33,7 @@ from docbridge.engine.base.model import (
 from docbridge.engine.discovery import versions
 from docbridge.engine.discovery.markdown_blocks import PATH_KEY, incremental_block
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_core.text_join import text_join
 from markdown_it.rules_inline import StateInline
@@ -75,6 +76,7 @@ _JSX_LINK = re.compile(r"""<(?:[A-Z][\w.]*|a)\b[^<>]*?\b(?:href|to)\s*=\s*"""
                        r"""(?:["']([^"'{}\s]+)["']|\{\s*["']([^"'{}\s]+)["']\s*\})""")
 _ESM_LINE = re.compile(r"^(?:import|export)\b")
 _JSX_TAG_LINE = re.compile(r"^\s*</?[A-Z][\w.]*(?:\s[^<>]*)?/?>\s*$")
+_JSX_OPEN = re.compile(r"^\s*<[A-Z][\w.]*(?=\s|$)")  # a component's opening tag, its attributes to follow
 # words that introduce a value or a name, not a reference: "set to `test`", "a cookie named `h3`"
 _LITERAL_LEAD = re.compile(r"\b(?:named|called|set to|sets? it to|defaults? to|equal to|equals|value of|values? "
                            r"(?:is|are))\s*$", re.I)
@@ -345,8 +347,24 @@ def _quiet_block_rules() -> None:
             module.LOGGER = _QuietLogger()  # type: ignore[attr-defined]  # markdown-it's module logger, silenced
 
 
+_HTML_FRAMED = re.compile(r"-{3,}[ \t]*\n(?:[ \t]*\n)*[ \t]*<(?!<)")
+
+
+def _yaml_front_matter(rule: Any) -> Any:
+    """markdown-it's front matter rule, except for a block whose first line is HTML: YAML never starts with a tag,
+    so `---`, an HTML table of contents, `---` is that HTML between two rules, as GitHub renders it."""
+    def front_matter(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        if start_line == 0 and _HTML_FRAMED.match(state.src):
+            return False
+        return bool(rule(state, start_line, end_line, silent))
+    return front_matter
+
+
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(gfm_plugin).use(front_matter_plugin)
+    for block_rule in md.block.ruler.__rules__:
+        if block_rule.name == "front_matter":
+            md.block.ruler.at(block_rule.name, _yaml_front_matter(block_rule.fn))
     _quiet_block_rules()
     md.inline.ruler.before("link", "wikilink", _wikilink)
     md.inline.ruler.after("text", "unclosed_brackets", _unclosed_brackets)
@@ -760,7 +778,18 @@ def _mdx_source(lines: list[str]) -> tuple[list[str], list[tuple[int, int, int, 
     fence: str | None = None
     statement = False  # inside a multi-line import/export
     comment = False  # inside a multi-line {/* */}
+    tag: tuple[int, str] | None = None  # inside a component's opening tag that spans lines: (brace depth, quote)
     for number, line in enumerate(lines):
+        if tag is not None:
+            # its attributes are JavaScript (`bios={[{ links: [['site', 'https://…']] }]}`), not Markdown; a blank
+            # line outside braces and quotes ends a tag never closed
+            ended = not line.strip() and tag == (0, "")
+            if not ended:
+                depth, quote, ended = _scan_tag(line, *tag)
+                tag = (depth, quote)
+                out[number] = ""
+            tag = None if ended else tag
+            continue
         opened = _FENCE.match(line)
         if fence is not None:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
@@ -791,7 +820,29 @@ def _mdx_source(lines: list[str]) -> tuple[list[str], list[tuple[int, int, int, 
             links.append((number, column, column + len(href), href))
         if _JSX_TAG_LINE.match(line):  # `<Tabs>`, `</Tab>`, `<Card title="x" />`: MDX wraps Markdown in them
             out[number] = ""
+        elif (component := _JSX_OPEN.match(line)) is not None:
+            depth, quote, ended = _scan_tag(line[component.end():], 0, "")
+            if not ended:
+                out[number], tag = "", (depth, quote)
     return out, links
+
+
+def _scan_tag(text: str, depth: int, quote: str) -> tuple[int, str, bool]:
+    """A JSX opening tag read on through `text` from brace depth `depth` inside quote `quote` ('' for none): the
+    depth and quote at its end, and whether the tag closed (a `>` outside braces and quotes)."""
+    escaped = False
+    for char in text:
+        if quote:
+            escaped, quote = (False, quote) if escaped else (char == "\\", "" if char == quote else quote)
+        elif char in "\"'`":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == ">" and depth == 0:
+            return depth, quote, True
+    return depth, quote, False
 
 
 def _build_directive(text: str, code_lines: set[int]) -> str:

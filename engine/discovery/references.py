@@ -33,7 +33,13 @@ from docbridge.engine.base.model import (
     Span,
     entity_id,
 )
-from docbridge.engine.discovery.files import DEFAULT_EXCLUDED_DIRS, MODULE_EXTENSIONS, normalise, parent_dirs
+from docbridge.engine.discovery.files import (
+    DEFAULT_EXCLUDED_DIRS,
+    MARKDOWN_EXTENSIONS,
+    MODULE_EXTENSIONS,
+    normalise,
+    parent_dirs,
+)
 from docbridge.engine.discovery.imports import manifest_file_module
 from docbridge.engine.discovery.layout import UNIT_PAGES
 from docbridge.engine.discovery.markdown import site_slug
@@ -841,7 +847,9 @@ class _DocumentResolver:
             self.deps.add(("slugs", path))
         index = self.headings(path)
         target_id = entity_id(DOCUMENT, path)
-        if not anchor or _LINE_ANCHOR.match(anchor):
+        if not anchor or _LINE_ANCHOR.match(anchor) or not path.lower().endswith(MARKDOWN_EXTENSIONS):
+            # a site page a component renders (`src/pages/play.tsx`) has the anchors its code gives it (`#showAST=es`
+            # is the playground's state): none that a heading would, nothing to check them against
             return Reference(origin, span, href, ReferenceStatus.RESOLVED, target_id, path)
         heading = index.find(anchor)
         if heading is not None:

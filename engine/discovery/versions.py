@@ -2,9 +2,9 @@
 search index record. Kept apart from the analyzers so that a warm search can check them without importing
 markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
-MARKDOWN = "1.3.12"
+MARKDOWN = "1.3.13"
 TYPESCRIPT = "1.3.8"
 MANIFESTS = "1.4.3"
-RESOLVER = "1.5.6"
+RESOLVER = "1.5.7"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}
