@@ -392,8 +392,21 @@ class Universe:
                 choices = self._likely_places(memo.choices, target)
             found = process.extract(target, choices, scorer=JaroWinkler.normalized_similarity,
                                     limit=limit, score_cutoff=cutoff) if choices else []
-            cached = memo.found[key] = [c for c, _, _ in found]
+            # a file moved, or converted between JavaScript and TypeScript, keeps its name: when few files bear
+            # it, they come first (`test/exports.test.ts` -> `test/units/exports.test.ts`, not `test/expr.test.ts`)
+            moved = self._namesakes(target)
+            moved = sorted(moved, key=lambda path: -JaroWinkler.normalized_similarity(target, path)) \
+                if 0 < len(moved) <= limit else []
+            cached = memo.found[key] = (moved + [c for c, _, _ in found if c not in moved])[:limit]
         return list(cached)
+
+    def _namesakes(self, target: str) -> list[str]:
+        """The files that bear `target`'s name, or its stem with another JavaScript or TypeScript extension."""
+        name = target.rsplit("/", 1)[-1]
+        stem, dot, extension = name.rpartition(".")
+        names = {name} | ({stem + other for other in MODULE_EXTENSIONS} if dot and f".{extension}" in
+                          MODULE_EXTENSIONS else set())
+        return sorted({path for each in names for path in members(self.basenames.get(each)) if path != target})
 
     def _likely_places(self, ordered: list[str], target: str) -> list[str]:
         """The paths in `target`'s directory (and below it), and the files with its name anywhere."""
