@@ -244,3 +244,26 @@ def test_a_moved_or_converted_file_is_the_first_suggestion(tmp_path: Path) -> No
     # the file of that name in a subfolder, and the TypeScript file of that stem, before names merely alike
     assert candidates[3][0] == "packages/site/test/units/exports.test.ts"
     assert candidates[5][0] == "packages/site/test/basic.test.ts"
+
+
+def test_a_docusaurus_configuration_serves_its_content_folders_under_their_routes(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint", "workspaces": ["packages/*"]}',
+        "packages/plugin/package.json": '{"name": "plugin"}',
+        "packages/plugin/docs/rules/no-unsafe-call.mdx": "# no-unsafe-call\n\n## Options\n",
+        "packages/plugin/src/index.ts": "export const rules = {};\n",
+        # two instances of the docs plugin: the rules at /rules, the guides at the site's root
+        "packages/website/docusaurus.config.mts": (
+            "const rules = { id: 'rules-docs', path: '../plugin/docs/rules', routeBasePath: 'rules' };\n"
+            "const base = { id: 'base-docs', path: '../../docs', routeBasePath: '/' };\n"
+            "export default { presets: [['classic', { docs: rules, blog: { path: 'blog' } }]],\n"
+            "  plugins: [['@docusaurus/plugin-content-docs', base]] };\n"),
+        "packages/website/blog/2024-07-31-v8.md": ("# Version 8\n\nSee [no-unsafe-call](/rules/no-unsafe-call), "
+                                                   "[its options](/rules/no-unsafe-call#options) and "
+                                                   "[the configs](/users/configs#strict).\n"),
+        "docs/users/Shared_Configs.mdx": "---\nid: configs\n---\n\n# Shared configs\n\n## Recommended\n",
+        "docs/index.mdx": "# Home\n\nRead [the configs](/users/configs) and [a gone rule](/rules/ban-types).\n",
+    })
+    # served pages are found, so what is missing on them is said (no `strict` heading, no `ban-types` page)
+    assert findings(root) == {("LINK_ANCHOR_MISSING", "packages/website/blog/2024-07-31-v8.md", 3),
+                              ("LINK_BROKEN", "docs/index.mdx", 3)}

@@ -398,6 +398,8 @@ class ModuleFacts(Row):
     # binding's specifier with kind `wiring`, the argument's span and names (method, binding)
     wiring: tuple[Import, ...] = ()
     ascii: bool = False  # the whole text is ASCII: its columns are the same in every position encoding
+    # a documentation site's configuration: (route base, folder as written) of each content folder it serves
+    site_mounts: tuple[tuple[str, str], ...] = ()
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import, "wiring": Import}
 

@@ -756,10 +756,19 @@ class _DocumentResolver:
         """Whether a route names a page inside a folder of a site built from this repository (its generator's
         configuration is here) that holds pages, none of them that one: then the link is broken, not a route the
         site may serve from elsewhere."""
-        site = next((folder for folder, _ in self.u.doc_sites() if self.facts.path.startswith(folder + "/")), None)
-        if site is None or self.u.partial:
+        if self.u.partial:
             return False
         routes = routes_of(self.u)
+        if written.startswith("/"):
+            route = clean_route(written)
+            # a route under a base the site's configuration gives one folder (`/rules/x`): that folder alone
+            # serves it
+            if any(base and route.startswith(base + "/") and folder in self.u.dir_counts
+                   for base, folder in routes.mounts):
+                return True
+        site = next((folder for folder, _ in self.u.doc_sites() if self.facts.path.startswith(folder + "/")), None)
+        if site is None:
+            return False
         segments = [s for s in clean_route(written).split("/") if s]
         if len(segments) < 2:
             return False
@@ -797,6 +806,9 @@ class _DocumentResolver:
                 pages = routes.absolute.get(key) if key is not None else None
                 if pages:
                     return pages[0]
+            page = routes.mounted(cleaned)
+            if page is not None and page != self.facts.path:
+                return page
             segments = [s for s in cleaned.split("/") if s]
             if not segments:
                 return None

@@ -75,6 +75,7 @@ _PACKAGE_NAME_ROLES = (
 DOCS_GENERATOR_CONFIG = re.compile(
     r"(^|/)(docusaurus\.config\.[cm]?[jt]s|mkdocs\.ya?ml|\.vitepress/config\.[cm]?[jt]s|vuepress\.config\.[cm]?[jt]s|"
     r"\.vuepress/config\.[cm]?[jt]s|book\.toml|mint\.json|theme\.config\.[jt]sx?|source\.config\.[cm]?[jt]s)$")
+DOCUSAURUS_CONFIG = re.compile(r"(^|/)docusaurus\.config\.[cm]?[jt]s$")
 SITE_FRAMEWORK_CONFIG = re.compile(
     r"(^|/)(astro\.config\.[cm]?[jt]s|next\.config\.[cm]?[jt]s|nuxt\.config\.[cm]?[jt]s|\.eleventy\.[cm]?js|"
     r"eleventy\.config\.[cm]?js)$")

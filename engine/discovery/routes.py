@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from docbridge.engine.discovery.files import normalise
 from docbridge.engine.discovery.markdown import ROUTE_FRONTMATTER
 
 if TYPE_CHECKING:
@@ -69,6 +70,18 @@ class RouteIndex:
     dated: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # folder -> y/m/d/slug -> page
     absolute: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # absolute slug -> pages
     names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # route name -> pages
+    # route base -> the folders a site's configuration serves under it, longest base first (`rules` ->
+    # `packages/eslint-plugin/docs/rules`, '' -> `docs`)
+    mounts: list[tuple[str, str]] = field(default_factory=list)
+
+    def mounted(self, route: str) -> str | None:
+        """The page a site's configuration serves at `route` (cleaned, without its leading slash)."""
+        for base, folder in self.mounts:
+            if not base or route == base or route.startswith(base + "/"):
+                page = self.page(folder, [s for s in route[len(base):].split("/") if s])
+                if page is not None:
+                    return page
+        return None
 
     def page(self, folder: str, segments: list[str]) -> str | None:
         """The page a route (as segments) names, read from `folder`."""
@@ -107,7 +120,15 @@ SITE_PAGE_FOLDERS = ("src/pages", "pages")  # where site frameworks keep pages w
 
 def build_routes(universe: Universe) -> RouteIndex:
     index = RouteIndex()
+    mounts: set[tuple[str, str]] = set()
     # a site's component pages (`website/src/pages/help.js` serves `/help`): pages of the site's own folder
+    for site, config in universe.doc_sites():
+        facts = universe.modules.get(config)
+        for base, written in facts.site_mounts if facts is not None else ():
+            folder = normalise(f"{site}/{written}")
+            if folder is not None:  # a folder outside the repository serves nothing of it
+                mounts.add((clean_route(base), folder))
+    index.mounts = sorted(mounts, key=lambda mount: (-len(mount[0]), mount))
     for site, _config in universe.doc_sites():
         for folder in SITE_PAGE_FOLDERS:
             prefix = f"{site}/{folder}/"

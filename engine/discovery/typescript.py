@@ -14,7 +14,7 @@ import tree_sitter_typescript as tst
 from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import Export, Import, ModuleFacts
 from docbridge.engine.discovery import versions
-from docbridge.engine.discovery.roles import generated_marker
+from docbridge.engine.discovery.roles import DOCUSAURUS_CONFIG, generated_marker
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 ANALYZER_VERSION = versions.TYPESCRIPT
@@ -466,9 +466,44 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
     summary, prose = _self_description(grammar, root)
     wiring = tuple(sorted(set(collector.wiring), key=lambda i: (i.line, i.column, i.specifier, i.names)))
+    mounts = _site_mounts(root) if DOCUSAURUS_CONFIG.search(path) else ()
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
                        source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text),
-                       collector.documented, wiring, text.isascii())
+                       collector.documented, wiring, text.isascii(), mounts)
+
+
+# the route a Docusaurus content plugin serves its folder under when its options name none (`docs: {path}`)
+_DEFAULT_ROUTE_BASE = {"docs": "docs", "blog": "blog"}
+MAX_SITE_MOUNTS = 32
+
+
+def _site_mounts(root: Node) -> tuple[tuple[str, str], ...]:
+    """(route base, folder as written) of each content folder a Docusaurus configuration serves: an object with
+    a string `path` and `routeBasePath` (a plugin instance: `routeBasePath: 'rules'` serves
+    `../eslint-plugin/docs/rules` at `/rules`), or `docs: {path}` / `blog: {path}` served at their defaults."""
+    found: set[tuple[str, str]] = set()
+    stack = [root]
+    while stack and len(found) < MAX_SITE_MOUNTS:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type != "object":
+            continue
+        values: dict[str, str] = {}
+        for pair in node.named_children:
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type == "pair" and key is not None and value is not None:
+                name = _string_value(key) if key.type == "string" else _text(key)
+                text = _string_value(value)
+                if name in ("path", "routeBasePath") and text is not None:
+                    values[name] = text
+        if "path" not in values:
+            continue
+        holder = node.parent.child_by_field_name("key") if node.parent is not None and \
+            node.parent.type == "pair" else None
+        base = values.get("routeBasePath", _DEFAULT_ROUTE_BASE.get(_text(holder)) if holder is not None else None)
+        if base is not None:
+            found.add((base.strip("/"), values["path"]))
+    return tuple(sorted(found))
 
 
 def _comment_text(raw: str) -> str:

@@ -614,6 +614,8 @@ class UniverseBuilder:
                 self._routes_moved(keys)
             return keys
         self.modules[new.path] = new
+        if old.site_mounts != new.site_mounts:  # a site's configuration serves its folders elsewhere
+            self._routes_moved(keys)
         if old.exports != new.exports or [i for i in old.imports if i.kind.startswith("re-export")] != \
                 [i for i in new.imports if i.kind.startswith("re-export")]:
             self.surface_changed = True
@@ -659,6 +661,8 @@ class UniverseBuilder:
         elif isinstance(facts, ModuleFacts):
             self.modules[facts.path] = facts
             self._names_added(facts.path, keys)
+            if facts.site_mounts:
+                self._routes_moved(keys)
             self.layout_wanted = True
             self.surface_changed = True
             keys.add(("surface",))
@@ -694,6 +698,8 @@ class UniverseBuilder:
         elif isinstance(facts, ModuleFacts):
             self.modules.pop(facts.path, None)
             self._names_removed(facts.path, keys)
+            if facts.site_mounts:
+                self._routes_moved(keys)
             self.layout_wanted = True
             self.surface_changed = True
             keys.add(("surface",))
