@@ -267,3 +267,30 @@ def test_a_docusaurus_configuration_serves_its_content_folders_under_their_route
     # served pages are found, so what is missing on them is said (no `strict` heading, no `ban-types` page)
     assert findings(root) == {("LINK_ANCHOR_MISSING", "packages/website/blog/2024-07-31-v8.md", 3),
                               ("LINK_BROKEN", "docs/index.mdx", 3)}
+
+
+def test_a_package_short_name_that_is_a_word_names_the_package_only_where_packages_are_spoken_of(
+        tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint", "workspaces": ["packages/*"]}',
+        "packages/types/package.json": '{"name": "@lint/types"}',
+        "packages/types/src/index.ts": "export type Node = { kind: string };\n",
+        "packages/parser/package.json": '{"name": "@lint/parser"}',
+        "packages/parser/src/index.ts": "export function parse(code: string): void {}\n",
+        "packages/plugin/package.json": '{"name": "@lint/plugin"}',
+        "packages/plugin/src/index.ts": "export const rules = {};\n",
+        # a rule's option called `types`, twice, and the ESLint option called `parser`
+        "packages/plugin/docs/naming.md": ("# naming\n\n## Options\n\n- Allowed `types`: `array`, `boolean`.\n"
+                                           "- If `types` is omitted, every type matches.\n\n"
+                                           "Set `parser` in your ESLint configuration.\n"),
+        # the packages by their short names, beside each other and under a heading about packages
+        "docs/versioning.md": ("# Versioning\n\n## `parser`, `types`\n\nBreaking changes to their exports.\n\n"
+                               "## Internal packages\n\nThe `types` package holds the AST's types.\n"),
+    })
+
+    def mentioning(package: str) -> set[str]:
+        report = docbridge_json("lookup", f"package:{package}", "--root", str(root), "--json")
+        return {d["path"] for d in report["documents"]["mentioning"]}
+
+    assert mentioning("@lint/types") == {"docs/versioning.md"}
+    assert mentioning("@lint/parser") == {"docs/versioning.md"}

@@ -58,6 +58,8 @@ MAX_TOKEN = 256
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _SPACE = re.compile(r"\s")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_PLAIN_WORD = re.compile(r"^[a-z]+$")  # a package's short name that is also a word (`types`, `utils`, `parser`)
+_PACKAGE_WORD = re.compile(r"\b(?:packages?|pacotes?)\b", re.I)
 _LOCATION_SUFFIX = re.compile(
     r"^(?P<path>.+?)(?::(?P<line>\d+)(?::\d+)?|#L(?P<hline>\d+)(?:C\d+)?(?:-L?\d+(?:C\d+)?)?)$")
 _NOT_A_PATH = re.compile(r"[\s*?\[\]{}()<>|;&$=!\"',`\\^~%]")
@@ -284,7 +286,8 @@ class _DocumentResolver:
             if found is not None:
                 return self.path_reference(origin, span, raw, found, line_hint)
         package = self.u.package_for_name(text, self.deps)
-        if package is not None:
+        if package is not None and (not _PLAIN_WORD.match(text) or text in self.u.package_names()[0] or
+                                    self.speaks_of_packages(package, span.line)):
             return self.to_package(origin, span, raw, package)
         name = text[:-2] if text.endswith("()") else text
         member = None
@@ -518,6 +521,21 @@ class _DocumentResolver:
         layout = self.u.layout
         own = layout.package_of(self.facts.path) if layout is not None else None
         return own is not None and own.directory != "." and layout is not None and layout.package_of(path) is own
+
+    def speaks_of_packages(self, package: str, line: int) -> bool:
+        """Whether a plain word that is a package's short name (`types` for `@scope/types`) names the package here:
+        in the package's own folder, under a heading or title that speaks of packages, or on a line that names
+        another package (`parser`, `typescript-estree`, `types`); elsewhere it is an option or a word
+        ("Allowed `types`: `array`, `boolean`")."""
+        assert self.u.layout is not None
+        info = self.u.layout.package_by_id(package)
+        if info is not None and info.directory != "." and self.facts.path.startswith(info.directory + "/"):
+            return True
+        heading = next((h.text for h in reversed(self.facts.headings) if h.line <= line), "")
+        if _PACKAGE_WORD.search(f"{self.facts.title or ''} {heading}"):
+            return True
+        return any(self.u.package_for_name(c.text, self.deps) not in (None, package)
+                   for c in self.facts.code_spans if c.line == line)
 
     def named_by_context(self, name: str, candidates: list[str], packages: dict[str, Any], line: int) -> str | None:
         """The candidate that the document's path, title or section heading names by the most words that are its
