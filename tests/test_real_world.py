@@ -294,3 +294,23 @@ def test_a_package_short_name_that_is_a_word_names_the_package_only_where_packag
 
     assert mentioning("@lint/types") == {"docs/versioning.md"}
     assert mentioning("@lint/parser") == {"docs/versioning.md"}
+
+
+def test_docusaurus_versions_are_served_under_their_paths_and_explicit_ids_keep_their_case(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "rpc"}',
+        "www/docusaurus.config.ts": ("export default { presets: [['@docusaurus/preset-classic', { docs: {\n"
+                                     "  lastVersion: 'current',\n  versions: { current: { label: '11.x' },\n"
+                                     "    '10.x': { label: '10.x', path: 'v10' },\n"
+                                     "    '9.x': { label: '9.x' } } } }]] };\n"),
+        "www/docs/server/context.md": "# Context\n\n### Key prefixing {#keyPrefix}\n",
+        "www/versioned_docs/version-10.x/server/context.md": "---\nslug: /context\n---\n\n# Context\n\n## Interop\n",
+        "www/versioned_docs/version-10.x/intro.md": "---\nslug: /\n---\n\n# tRPC 10\n",
+        "www/versioned_docs/version-9.x/server/middlewares.md": "# Middlewares\n",
+        "www/blog/2021-05-05-hello-world.md": (
+            "# Hello\n\nThe [v10 context](/docs/v10/context#interop),\n[v10](/docs/v10/),\n"
+            "[v9 middlewares](/docs/9.x/server/middlewares),\n[prefixes](/docs/server/context#keyPrefix) and\n"
+            "[a page v10 never had](/docs/v10/nextjs).\n"),
+    })
+    # every versioned page is found by its version's route; only the page the version does not hold is missing
+    assert findings(root) == {("LINK_BROKEN", "www/blog/2021-05-05-hello-world.md", 7)}

@@ -1004,8 +1004,10 @@ class HeadingIndex:
     def find(self, anchor: str) -> Any | None:
         """The heading an `#anchor` names: its GitHub slug or explicit anchor, else the site-style slug of its text,
         else its skeleton alone or after its parents'."""
-        wanted = urllib.parse.unquote(anchor).lower()
-        found = self._by_slug.get(wanted)
+        written = urllib.parse.unquote(anchor)
+        wanted = written.lower()
+        # an explicit id keeps its case (`{#keyPrefix}`), a GitHub slug is lower-case
+        found = self._by_slug.get(written) or self._by_slug.get(wanted)
         if found is None:  # documentation sites' slugs turn punctuation into hyphens (`## ssr.external`)
             if self._by_site is None:
                 self._by_site = {}

@@ -78,7 +78,10 @@ class RouteIndex:
         """The page a site's configuration serves at `route` (cleaned, without its leading slash)."""
         for base, folder in self.mounts:
             if not base or route == base or route.startswith(base + "/"):
-                page = self.page(folder, [s for s in route[len(base):].split("/") if s])
+                rest = route[len(base):].strip("/")
+                page = self.page(folder, [s for s in rest.split("/") if s])
+                if page is None:  # a page of that folder whose absolute `slug` is the rest (`slug: /context`)
+                    page = next((p for p in self.absolute.get(rest, ()) if p.startswith(folder + "/")), None)
                 if page is not None:
                     return page
         return None
@@ -123,8 +126,8 @@ def build_routes(universe: Universe) -> RouteIndex:
     mounts: set[tuple[str, str]] = set()
     # a site's component pages (`website/src/pages/help.js` serves `/help`): pages of the site's own folder
     for site, config in universe.doc_sites():
-        facts = universe.modules.get(config)
-        for base, written in facts.site_mounts if facts is not None else ():
+        configuration = universe.modules.get(config)
+        for base, written in configuration.site_mounts if configuration is not None else ():
             folder = normalise(f"{site}/{written}")
             if folder is not None:  # a folder outside the repository serves nothing of it
                 mounts.add((clean_route(base), folder))

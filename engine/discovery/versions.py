@@ -3,8 +3,8 @@ search index record. Kept apart from the analyzers so that a warm search can che
 markdown-it or tree-sitter. Bump one whenever what it produces changes."""
 
 MARKDOWN = "1.3.13"
-TYPESCRIPT = "1.3.9"
+TYPESCRIPT = "1.3.10"
 MANIFESTS = "1.4.3"
-RESOLVER = "1.5.7"
+RESOLVER = "1.5.8"
 
 ANALYZERS = {"markdown": MARKDOWN, "typescript": TYPESCRIPT, "manifests": MANIFESTS}
