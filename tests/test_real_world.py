@@ -314,3 +314,18 @@ def test_docusaurus_versions_are_served_under_their_paths_and_explicit_ids_keep_
     })
     # every versioned page is found by its version's route; only the page the version does not hold is missing
     assert findings(root) == {("LINK_BROKEN", "www/blog/2021-05-05-hello-world.md", 7)}
+
+
+def test_docusaurus_serves_its_kept_versions_by_name_and_the_newest_at_docs(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "jest-like"}',
+        "website/docusaurus.config.mjs": "export default { presets: [['classic', { docs: { path: '../docs' } }]] };\n",
+        "docs/GettingStarted.md": "---\nid: getting-started\n---\n\n# Getting started\n",
+        "website/versioned_docs/version-30.4/TutorialAsync.md": "---\nid: tutorial-async\n---\n\n# Async\n",
+        "website/versioned_docs/version-29.7/TutorialReact.md": "---\nid: tutorial-react\n---\n\n# React\n",
+        "website/blog/2016-07-27-jest-14.md": (
+            "# Jest 14\n\n[Start](/docs/getting-started).\n[Async](/docs/tutorial-async).\n"
+            "[React in 29.7](/docs/29.7/tutorial-react).\n[React](/docs/tutorial-react).\n"),
+    })
+    # the current folder and the newest version (30.4) serve /docs; 29.7 serves /docs/29.7 only
+    assert findings(root) == {("LINK_BROKEN", "website/blog/2016-07-27-jest-14.md", 6)}

@@ -121,9 +121,15 @@ class RouteIndex:
 SITE_PAGE_FOLDERS = ("src/pages", "pages")  # where site frameworks keep pages written as components
 
 
+def _version_key(name: str) -> tuple[int, ...]:
+    """`30.4` -> (30, 4): versions compared by their numbers (`10.x` after `9.x`)."""
+    return tuple(int(part) for part in re.findall(r"\d+", name))
+
+
 def build_routes(universe: Universe) -> RouteIndex:
     index = RouteIndex()
     mounts: set[tuple[str, str]] = set()
+    fallbacks: list[tuple[str, str]] = []  # tried after every mount
     # a site's component pages (`website/src/pages/help.js` serves `/help`): pages of the site's own folder
     for site, config in universe.doc_sites():
         configuration = universe.modules.get(config)
@@ -131,7 +137,17 @@ def build_routes(universe: Universe) -> RouteIndex:
             folder = normalise(f"{site}/{written}")
             if folder is not None:  # a folder outside the repository serves nothing of it
                 mounts.add((clean_route(base), folder))
-    index.mounts = sorted(mounts, key=lambda mount: (-len(mount[0]), mount))
+        # the versions a Docusaurus site keeps (`versioned_docs/version-30.4`): each at `/docs/<name>`; at `/docs`
+        # itself the site serves the newest of them or the current folder (`lastVersion`), so a page either holds
+        # is found there (the newest is tried after every mount)
+        if any(base == "docs" for base, _ in mounts):
+            prefix = f"{site}/versioned_docs/version-"
+            kept = [d for d in universe.dir_counts if d.startswith(prefix) and "/" not in d[len(prefix):]]
+            for directory in kept:
+                mounts.add((f"docs/{clean_route(directory[len(prefix):])}", directory))
+            if kept:
+                fallbacks.append(("docs", max(kept, key=lambda d: _version_key(d[len(prefix):]))))
+    index.mounts = sorted(mounts, key=lambda mount: (-len(mount[0]), mount)) + sorted(set(fallbacks) - mounts)
     for site, _config in universe.doc_sites():
         for folder in SITE_PAGE_FOLDERS:
             prefix = f"{site}/{folder}/"
