@@ -329,3 +329,20 @@ def test_docusaurus_serves_its_kept_versions_by_name_and_the_newest_at_docs(tmp_
     })
     # the current folder and the newest version (30.4) serve /docs; 29.7 serves /docs/29.7 only
     assert findings(root) == {("LINK_BROKEN", "website/blog/2016-07-27-jest-14.md", 6)}
+
+
+def test_a_served_page_resolves_relative_links_from_its_route_as_a_browser_does(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint"}',
+        "packages/website/docusaurus.config.mts": (
+            "export default { presets: [['classic', { docs: { path: '../../docs', routeBasePath: '/' } }]] };\n"),
+        # served at /getting-started/typed-linting: `../../x` climbs to the site's root, not above docs/
+        "docs/getting-started/Typed_Linting.mdx": "# Typed linting\n\nSee [the FAQ](../../troubleshooting/faq#slow).\n",
+        "docs/troubleshooting/faq.mdx": "# FAQ\n\n## Slow\n",
+        # an index page with an absolute slug is served at its folder's route
+        "docs/troubleshooting/typed-linting/index.mdx": (
+            "---\nslug: /troubleshooting/typed-linting\n---\n\n# Typed linting\n\n"
+            "[allowDefaultProject](../../packages/parser#allowdefaultproject)\n\n[a gone page](../../packages/gone)\n"),
+        "docs/packages/Parser.mdx": "# Parser\n\n##### `allowDefaultProject`\n",
+    })
+    assert findings(root) == {("LINK_UNVERIFIED", "docs/troubleshooting/typed-linting/index.mdx", 9)}

@@ -770,6 +770,21 @@ class _DocumentResolver:
                      for folder in ("", *parent_dirs(self.facts.path)) if not folder or joined.startswith(folder + "/")]
         return self.u.navigated(pairs)
 
+    def served_relative(self, written: str) -> str | None:
+        """A relative link of a page that a site's configuration serves (`routes.mounts`), resolved as a browser
+        resolves it: from the page's own route (a folder's index page is served as the folder), never above the
+        site's root (`../../packages/parser` from `/troubleshooting/typed-linting` is `/packages/parser`)."""
+        routes = routes_of(self.u)
+        held = [(folder, base) for base, folder in routes.mounts if self.facts.path.startswith(folder + "/")]
+        if not held:
+            return None
+        folder, base = max(held, key=lambda mount: len(mount[0]))
+        *parents, name = self.facts.path[len(folder) + 1:].split("/")
+        stem = name.rsplit(".", 1)[0].lower()
+        if parents and (stem in ("index", "readme") or stem == parents[-1].lower()):
+            parents.pop()  # a folder's index page (`guides/guides.md` too) is served at the folder's route
+        return routes.mounted(clean_route(url_join("/".join([base, *parents]), written)))
+
     def missing_from_known_folder(self, written: str) -> bool:
         """Whether a route names a page inside a folder of a site built from this repository (its generator's
         configuration is here) that holds pages, none of them that one: then the link is broken, not a route the
@@ -818,7 +833,8 @@ class _DocumentResolver:
         served_at = frontmatter.get("permalink") or frontmatter.get("slug") or ""
         if not absolute and served_at.startswith("/"):
             url_folder = clean_route(served_at).rsplit("/", 1)[0] if "/" in clean_route(served_at) else ""
-            written, cleaned, absolute = f"/{url_folder}/{written}", clean_route(f"{url_folder}/{written}"), True
+            joined_url = url_join(url_folder, written)
+            written, cleaned, absolute = f"/{joined_url}", clean_route(joined_url), True
         if absolute:
             for key in (cleaned, cleaned.split("/", 1)[1] if "/" in cleaned else None):
                 pages = routes.absolute.get(key) if key is not None else None
@@ -842,7 +858,7 @@ class _DocumentResolver:
         joined = normalise(f"{self.doc_dir}/{written}" if self.doc_dir else written)
         if not joined:
             return None
-        page = routes.page("", [s for s in clean_route(joined).split("/") if s])
+        page = routes.page("", [s for s in clean_route(joined).split("/") if s]) or self.served_relative(written)
         if page is not None:
             return page
         single = cleaned.removeprefix("./")
@@ -965,6 +981,18 @@ class _DocumentResolver:
         return None, None
 
 
+
+
+def url_join(folder: str, relative: str) -> str:
+    """A relative URL path resolved from the route `folder` as a browser does: `..` climbs one segment and never
+    above the site's root (`url_join("troubleshooting", "../../packages/parser")` is `packages/parser`)."""
+    segments = [s for s in folder.split("/") if s]
+    for part in relative.split("/"):
+        if part == "..":
+            segments = segments[:-1]
+        elif part not in ("", "."):
+            segments.append(part)
+    return "/".join(segments)
 
 
 @functools.lru_cache(maxsize=16384)
