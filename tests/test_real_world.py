@@ -346,3 +346,20 @@ def test_a_served_page_resolves_relative_links_from_its_route_as_a_browser_does(
         "docs/packages/Parser.mdx": "# Parser\n\n##### `allowDefaultProject`\n",
     })
     assert findings(root) == {("LINK_UNVERIFIED", "docs/troubleshooting/typed-linting/index.mdx", 9)}
+
+
+def test_a_github_url_of_this_repositorys_file_names_the_file_here(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint", "repository": {"type": "git", "url": "https://github.com/acme/lint.git"}}',
+        "src/configs/recommended.ts": "export const recommended = {};\n",
+        "src/configs/strict.ts": "export const strict = {};\n",
+        "docs/configs.md": ("# Shared configs\n\nSee [the source of the recommended config]"
+                            "(https://github.com/acme/lint/blob/main/src/configs/recommended.ts#L1), "
+                            "[an old file](https://github.com/acme/lint/blob/v1/src/configs/gone.ts) and "
+                            "[another project's](https://github.com/other/lint/blob/main/src/configs/strict.ts).\n"),
+    })
+    report = docbridge_json("lookup", "module:src/configs/recommended.ts", "--root", str(root), "--json")
+    assert {d["path"] for d in report["documents"]["mentioning"]} == {"docs/configs.md"}
+    report = docbridge_json("lookup", "module:src/configs/strict.ts", "--root", str(root), "--json")
+    assert report["documents"]["mentioning"] == []  # another repository's file of the same path is not this one
+    assert findings(root) == set()  # a file of another ref that is not here is not reported missing

@@ -65,6 +65,9 @@ _LOCATION_SUFFIX = re.compile(
 _NOT_A_PATH = re.compile(r"[\s*?\[\]{}()<>|;&$=!\"',`\\^~%]")
 _PATH_SEGMENT = re.compile(r"^[\w.@+-]+$")
 _LINE_ANCHOR = re.compile(r"^L\d+")
+# a file or folder of a GitHub repository at a ref: `https://github.com/<owner>/<name>/blob/<ref>/<path>#L12`
+_GITHUB_FILE = re.compile(r"^https?://(?:www\.)?github\.com/(?P<repository>[\w.-]+/[\w.-]+)/(?:blob|tree)/[^/?#]+/"
+                          r"(?P<path>[^?#]+)(?:\?[^#]*)?(?:#L(?P<line>\d+)\S*)?$")
 SOURCE_EXTENSIONS = (".md", ".markdown", *MODULE_EXTENSIONS, ".json", ".yaml", ".yml", ".toml")
 # `getQuery(event)`, `new Hono()`, `defineConfig<T>({ ... })`: a call names its callee
 _CALL_FORM = re.compile(r"^(?:new\s+)?(?P<callee>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*(?:<[^()]*>)?\(.*\)$", re.S)
@@ -686,6 +689,9 @@ class _DocumentResolver:
         if link.kind == "autolink" or not href or href.startswith("//") or _SCHEME.match(href):
             if href.startswith("file:"):
                 return Reference(origin, span, href, ReferenceStatus.NONE)
+            own = self.own_file_url(href)
+            if own is not None:  # this repository's file on GitHub: the file here (never reported missing)
+                return self.path_reference(origin, span, href, *own)
             return Reference(origin, span, href, ReferenceStatus.EXTERNAL)
         path_part, _, anchor = href.partition("#")
         path_part = path_part.split("?", 1)[0]
@@ -769,6 +775,22 @@ class _DocumentResolver:
             pairs = [(folder, clean_route(joined[len(folder) + 1:] if folder else joined))
                      for folder in ("", *parent_dirs(self.facts.path)) if not folder or joined.startswith(folder + "/")]
         return self.u.navigated(pairs)
+
+    def own_file_url(self, href: str) -> tuple[str, int | None] | None:
+        """(path, 0-based line) of a GitHub URL of a file or folder of this very repository (the root manifest's
+        `repository`) that is here: `https://github.com/<owner>/<name>/blob/main/src/x.ts#L12`."""
+        match = _GITHUB_FILE.match(href)
+        if match is None:
+            return None
+        self.deps.add(("all",))
+        root = self.u.layout.packages.get(".") if self.u.layout is not None else None
+        own = root.facts.repository if root is not None and root.facts is not None else ""
+        path = normalise(urllib.parse.unquote(match.group("path")).rstrip("/"))
+        if not own or match.group("repository").lower() != own or not path or \
+                self.u.path_kind(path, self.deps) is None:
+            return None
+        line = match.group("line")
+        return path, int(line) - 1 if line else None
 
     def served_relative(self, written: str) -> str | None:
         """A relative link of a page that a site's configuration serves (`routes.mounts`), resolved as a browser
