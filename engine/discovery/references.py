@@ -413,12 +413,17 @@ class _DocumentResolver:
     def in_another_repository(self, named: str) -> bool:
         """Whether the repository a sentence names (`in the eslint/eslint.org repository`) is another one than this
         (the root manifest's `repository`); a name with no manifest to compare counts as another."""
-        if not named:
-            return False
+        return bool(named) and named != self.own_repository()
+
+    def own_repository(self) -> str:
+        """`owner/name` of this repository, as the root manifest's `repository` says ('' when it names none)."""
         self.deps.add(("all",))
         root = self.u.layout.packages.get(".") if self.u.layout is not None else None
-        own = root.facts.repository if root is not None and root.facts is not None else ""
-        return named != own
+        return root.facts.repository if root is not None and root.facts is not None else ""
+
+    def heading_at(self, line: int) -> str:
+        """The text of the last heading at or above `line` ('' above the first)."""
+        return next((h.text for h in reversed(self.facts.headings) if h.line <= line), "")
 
     def colocated(self) -> list[Reference]:
         """What the document documents by where it is (`covers` observed, not declared): the module beside it
@@ -534,7 +539,7 @@ class _DocumentResolver:
         info = self.u.layout.package_by_id(package)
         if info is not None and info.directory != "." and self.facts.path.startswith(info.directory + "/"):
             return True
-        heading = next((h.text for h in reversed(self.facts.headings) if h.line <= line), "")
+        heading = self.heading_at(line)
         if _PACKAGE_WORD.search(f"{self.facts.title or ''} {heading}"):
             return True
         return any(self.u.package_for_name(c.text, self.deps) not in (None, package)
@@ -548,7 +553,7 @@ class _DocumentResolver:
                                                                            .lower()))) - {name.lower()}
                  for c in candidates}  # a file named after the symbol says nothing about which one is meant
         seen: Counter[str] = Counter(word for found in words.values() for word in found)
-        heading = next((h.text for h in reversed(self.facts.headings) if h.line <= line), "")
+        heading = self.heading_at(line)
         context = set(_WORDS.findall(f"{self.facts.path} {self.facts.title or ''} {heading}".lower()))
         scores = sorted(((len({w for w in found & context if seen[w] == 1}), c) for c, found in words.items()),
                         reverse=True)
@@ -782,9 +787,7 @@ class _DocumentResolver:
         match = _GITHUB_FILE.match(href)
         if match is None:
             return None
-        self.deps.add(("all",))
-        root = self.u.layout.packages.get(".") if self.u.layout is not None else None
-        own = root.facts.repository if root is not None and root.facts is not None else ""
+        own = self.own_repository()
         path = normalise(urllib.parse.unquote(match.group("path")).rstrip("/"))
         if not own or match.group("repository").lower() != own or not path or \
                 self.u.path_kind(path, self.deps) is None:

@@ -488,46 +488,42 @@ def _site_mounts(root: Node) -> tuple[tuple[str, str], ...]:
         stack.extend(node.named_children)
         if node.type != "object":
             continue
-        values: dict[str, str] = {}
-        for pair in node.named_children:
-            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
-            if pair.type == "pair" and key is not None and value is not None:
-                name = _string_value(key) if key.type == "string" else _text(key)
-                text = _string_value(value)
-                if name in ("path", "routeBasePath") and text is not None:
-                    values[name] = text
+        properties = _properties(node)
         holder = node.parent.child_by_field_name("key") if node.parent is not None and \
             node.parent.type == "pair" else None
-        base = values.get("routeBasePath", _DEFAULT_ROUTE_BASE.get(_text(holder)) if holder is not None else None)
-        if "path" in values and base is not None:
-            found.add((base.strip("/"), values["path"]))
-        versions = _pair_value(node, "versions")
+        base = _string_property(properties, "routeBasePath")
+        if base is None and holder is not None:
+            base = _DEFAULT_ROUTE_BASE.get(_text(holder))
+        path = _string_property(properties, "path")
+        if path is not None and base is not None:
+            found.add((base.strip("/"), path))
+        versions = properties.get("versions")
         if base is not None and versions is not None and versions.type == "object":
             # `versions: {'10.x': {path: 'v10'}}`: a version kept in `versioned_docs/version-10.x`, served at
             # `/docs/v10` (at `/docs/10.x` without a path); `current` is the docs folder itself
-            named = _pair_value(node, "id")
-            plugin = _string_value(named) if named is not None else None
+            plugin = _string_property(properties, "id")
             folder = "versioned_docs" if plugin in (None, "default") else f"{plugin}_versioned_docs"
-            for pair in versions.named_children:
-                key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
-                name = (_string_value(key) if key is not None and key.type == "string" else _text(key))
-                if pair.type != "pair" or not name or name == "current":
-                    continue
-                path = _pair_value(value, "path") if value is not None else None
-                written = _string_value(path) if path is not None else None
-                found.add((f"{base.strip('/')}/{(written or name).strip('/')}".strip("/"),
-                           f"{folder}/version-{name}"))
+            for name, value in _properties(versions).items():
+                if name and name != "current":
+                    written = _string_property(_properties(value), "path")
+                    found.add((f"{base.strip('/')}/{(written or name).strip('/')}".strip("/"),
+                               f"{folder}/version-{name}"))
     return tuple(sorted(found))
 
 
-def _pair_value(node: Node, name: str) -> Node | None:
-    """The value of an object literal's property `name` (None when it has none)."""
+def _properties(node: Node) -> dict[str, Node]:
+    """An object literal's property values by name (`path: 'x'`, `'10.x': {...}`); the first of a name wins."""
+    found: dict[str, Node] = {}
     for pair in node.named_children if node.type == "object" else ():
-        key = pair.child_by_field_name("key")
-        if pair.type == "pair" and key is not None and \
-                (_string_value(key) if key.type == "string" else _text(key)) == name:
-            return pair.child_by_field_name("value")
-    return None
+        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if pair.type == "pair" and key is not None and value is not None:
+            found.setdefault((_string_value(key) if key.type == "string" else _text(key)) or "", value)
+    return found
+
+
+def _string_property(properties: dict[str, Node], name: str) -> str | None:
+    value = properties.get(name)
+    return _string_value(value) if value is not None else None
 
 
 def _comment_text(raw: str) -> str:
