@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from conftest import docbridge_json, make_repo
+from conftest import docbridge, docbridge_json, make_repo
 from lsp_client import session
 from support.positions import find
 
@@ -363,3 +363,23 @@ def test_a_github_url_of_this_repositorys_file_names_the_file_here(tmp_path: Pat
     report = docbridge_json("lookup", "module:src/configs/strict.ts", "--root", str(root), "--json")
     assert report["documents"]["mentioning"] == []  # another repository's file of the same path is not this one
     assert findings(root) == set()  # a file of another ref that is not here is not reported missing
+
+
+def test_in_a_large_repository_a_misspelt_path_is_still_found_where_it_is_likely(tmp_path: Path) -> None:
+    # more paths than GLOBAL_SUGGESTIONS (3,000): a misspelt path is compared with its folder and its namesakes,
+    # not with every path (that comparison was three quarters of resolving a 20,000-file tree)
+    files = {"package.json": '{"name": "big"}'}
+    files.update({f"src/gen/part{i:04}.ts": f"export const p{i} = {i};\n" for i in range(3100)})
+    files["src/billing/invoice-totals.ts"] = "export const total = 1;\n"
+    files["src/tax/vat-rates.ts"] = "export const vat = 1;\n"
+    files["docs/guide.md"] = ("# Guide\n\n"
+                              "Totals are summed in `src/billing/invoice-total.ts`.\n\n"  # a letter short, right folder
+                              "Rates live in `src/taxes/vat-rates.ts`.\n\n"  # the folder misspelt, the name exact
+                              "Nothing is in `src/nowhere/unrelated-thing.ts`.\n")  # neither: no relation invented
+    root = make_repo(tmp_path / "repo", files)
+    assert docbridge("scan", "--root", str(root)).returncode == 0
+    snapshot = json.loads((root / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))
+    found = {r["metadata"]["written"][0]: r["target"] for r in snapshot["relations"]
+             if r["source"] == "document:docs/guide.md" and r.get("confidence") == "fuzzy"}
+    assert found == {"src/billing/invoice-total.ts": "module:src/billing/invoice-totals.ts",
+                     "src/taxes/vat-rates.ts": "module:src/tax/vat-rates.ts"}
