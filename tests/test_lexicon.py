@@ -78,7 +78,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 5
+    assert GLOSSARY_VERSION == 6
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
@@ -101,6 +101,9 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     # upgrading is what migration guides are filed under
     assert ("upgrade", "migration", "related") in {(r.source, r.target, r.how)
                                                    for r in translations("how do I upgrade from version 7")}
+    # doing something programmatically is what a tool's API pages are about
+    assert ("programmatically", "api", "related") in {(r.source, r.target, r.how)
+                                                      for r in translations("start the server programmatically")}
 
 
 @pytest.mark.parametrize(("query", "word", "english"), [
