@@ -383,3 +383,56 @@ def test_in_a_large_repository_a_misspelt_path_is_still_found_where_it_is_likely
              if r["source"] == "document:docs/guide.md" and r.get("confidence") == "fuzzy"}
     assert found == {"src/billing/invoice-total.ts": "module:src/billing/invoice-totals.ts",
                      "src/taxes/vat-rates.ts": "module:src/tax/vat-rates.ts"}
+
+
+def unreachable(root: Path) -> list[str]:
+    return docbridge_json("doctor", "--root", str(root), "--json")["dimensions"]["reachability"]["unreachable"]
+
+
+def test_doctor_counts_the_pages_a_docusaurus_site_lists_in_sidebars_of_its_plugin_instances(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "lint", "private": true, "workspaces": ["packages/*"]}',
+        "README.md": "# Lint\n\nSee the website.\n",
+        "packages/plugin/package.json": '{"name": "lint-plugin", "version": "1.0.0"}',
+        "packages/plugin/README.md": "# lint-plugin\n",
+        # a package's changelog sits beside its README, where the package's folder shows it
+        "packages/plugin/CHANGELOG.md": "# Changelog\n\n## 1.0.0\n",
+        "packages/plugin/src/index.ts": "export const rules = {};\n",
+        "packages/plugin/docs/rules/no-any.mdx": "# no-any\n",
+        "packages/plugin/docs/rules/array-type.mdx": "# array-type\n",
+        "packages/website/docusaurus.config.mts": (
+            "const rules = { id: 'rules-docs', path: '../plugin/docs/rules', routeBasePath: 'rules',\n"
+            "  sidebarPath: require.resolve('./sidebars/sidebar.rules.js') };\n"
+            "const base = { id: 'base-docs', path: '../../docs', routeBasePath: '/',\n"
+            "  sidebarPath: require.resolve('./sidebars/sidebar.base.js') };\n"
+            "export default { presets: [['classic', { docs: rules }]],\n"
+            "  plugins: [['@docusaurus/plugin-content-docs', base]] };\n"),
+        "packages/website/package.json": '{"name": "website", "private": true}',
+        # one sidebar per instance: the rules' built in code from the plugin's rules, the guides' by id
+        "packages/website/sidebars/sidebar.rules.js": (
+            "const plugin = require('lint-plugin');\n"
+            "module.exports = { rulesSidebar: Object.keys(plugin.rules).map(name => ({ type: 'doc', id: name })) };\n"),
+        "packages/website/sidebars/sidebar.base.js": (
+            "module.exports = { docs: ['getting-started', { type: 'category', label: 'Maintenance',\n"
+            "  items: ['maintenance/releases'] }] };\n"),
+        "docs/getting-started.md": "# Getting started\n",
+        "docs/maintenance/Releases.mdx": "---\nid: releases\n---\n\n# Releases\n",
+        "docs/maintenance/Forgotten.mdx": "# A page no sidebar lists\n",
+    })
+    assert unreachable(root) == ["docs/maintenance/Forgotten.mdx"]
+
+
+def test_doctor_counts_the_pages_of_a_folder_whose_index_page_only_names_its_category(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "router"}',
+        "README.md": "# Router\n",
+        "docs/index.md": "---\ntitle: Home\norder: 1\n---\n\n# Home\n\nStart with [hooks](./api/index.md).\n",
+        # the site builds its navigation from the folders: an index page with a title and an order is a category
+        "docs/api/index.md": "---\ntitle: API\norder: 3\n---\n",
+        "docs/api/useNavigate.md": "---\ntitle: useNavigate\n---\n\n# useNavigate\n",
+        "docs/api/Link.md": "---\ntitle: Link\n---\n\n# Link\n",
+        # an index page with words of its own is a page: what it does not link is not listed
+        "docs/notes/index.md": "---\ntitle: Notes\n---\n\n# Notes\n\nSome notes.\n",
+        "docs/notes/old.md": "# Old notes\n",
+    })
+    assert unreachable(root) == ["docs/notes/index.md", "docs/notes/old.md"]

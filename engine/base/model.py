@@ -400,6 +400,8 @@ class ModuleFacts(Row):
     ascii: bool = False  # the whole text is ASCII: its columns are the same in every position encoding
     # a documentation site's configuration: (route base, folder as written) of each content folder it serves
     site_mounts: tuple[tuple[str, str], ...] = ()
+    # ...and (folder as written, sidebar file as written) of each that names its sidebar (`sidebarPath`)
+    site_sidebars: tuple[tuple[str, str], ...] = ()
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import, "wiring": Import}
 

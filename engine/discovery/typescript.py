@@ -466,10 +466,10 @@ def analyze_typescript(path: str, text: str, data: bytes | None = None) -> Modul
     imports = tuple(sorted(set(collector.imports), key=lambda i: (i.line, i.column, i.specifier)))
     summary, prose = _self_description(grammar, root)
     wiring = tuple(sorted(set(collector.wiring), key=lambda i: (i.line, i.column, i.specifier, i.names)))
-    mounts = _site_mounts(root) if DOCUSAURUS_CONFIG.search(path) else ()
+    mounts, sidebars = _site_mounts(root) if DOCUSAURUS_CONFIG.search(path) else ((), ())
     return ModuleFacts(path, content_hash, exports, imports, errors, collector.dynamic_unanalyzed,
                        source.count(b"\n") + 1, summary, prose, tuple(collector.outline), generated_marker(text),
-                       collector.documented, wiring, text.isascii(), mounts)
+                       collector.documented, wiring, text.isascii(), mounts, sidebars)
 
 
 # the route a Docusaurus content plugin serves its folder under when its options name none (`docs: {path}`)
@@ -477,11 +477,14 @@ _DEFAULT_ROUTE_BASE = {"docs": "docs", "blog": "blog"}
 MAX_SITE_MOUNTS = 32
 
 
-def _site_mounts(root: Node) -> tuple[tuple[str, str], ...]:
+def _site_mounts(root: Node) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """(route base, folder as written) of each content folder a Docusaurus configuration serves: an object with
     a string `path` and `routeBasePath` (a plugin instance: `routeBasePath: 'rules'` serves
-    `../eslint-plugin/docs/rules` at `/rules`), or `docs: {path}` / `blog: {path}` served at their defaults."""
+    `../eslint-plugin/docs/rules` at `/rules`), or `docs: {path}` / `blog: {path}` served at their defaults;
+    and (folder as written, sidebar as written) of each such folder whose object names its `sidebarPath`
+    (a string, or `require.resolve('./sidebars/rules.js')`)."""
     found: set[tuple[str, str]] = set()
+    sidebars: set[tuple[str, str]] = set()
     stack = [root]
     while stack and len(found) < MAX_SITE_MOUNTS:
         node = stack.pop()
@@ -497,6 +500,14 @@ def _site_mounts(root: Node) -> tuple[tuple[str, str], ...]:
         path = _string_property(properties, "path")
         if path is not None and base is not None:
             found.add((base.strip("/"), path))
+            sidebar = properties.get("sidebarPath")
+            if sidebar is not None and sidebar.type == "call_expression":
+                arguments = sidebar.child_by_field_name("arguments")
+                sidebar = arguments.named_children[0] if arguments is not None and arguments.named_children \
+                    else None
+            written = _string_value(sidebar) if sidebar is not None and sidebar.type == "string" else None
+            if written:
+                sidebars.add((path, written))
         versions = properties.get("versions")
         if base is not None and versions is not None and versions.type == "object":
             # `versions: {'10.x': {path: 'v10'}}`: a version kept in `versioned_docs/version-10.x`, served at
@@ -508,7 +519,7 @@ def _site_mounts(root: Node) -> tuple[tuple[str, str], ...]:
                     written = _string_property(_properties(value), "path")
                     found.add((f"{base.strip('/')}/{(written or name).strip('/')}".strip("/"),
                                f"{folder}/version-{name}"))
-    return tuple(sorted(found))
+    return tuple(sorted(found)), tuple(sorted(sidebars))
 
 
 def _properties(node: Node) -> dict[str, Node]:
