@@ -436,3 +436,18 @@ def test_doctor_counts_the_pages_of_a_folder_whose_index_page_only_names_its_cat
         "docs/notes/old.md": "# Old notes\n",
     })
     assert unreachable(root) == ["docs/notes/index.md", "docs/notes/old.md"]
+
+
+def test_a_second_docusaurus_site_mounts_its_kept_versions_only_where_it_serves_docs_itself(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "two-sites"}',
+        "apps/main/docusaurus.config.js": "module.exports = { presets: [['classic', { docs: { path: 'docs' } }]] };\n",
+        "apps/main/docs/intro.md": "# Intro\n",
+        # the second site serves its docs at its root: its kept version is at /2.0, never at /docs/2.0
+        "apps/second/docusaurus.config.js": (
+            "module.exports = { presets: [['classic', { docs: { path: 'docs', routeBasePath: '/' } }]] };\n"),
+        "apps/second/docs/start.md": "# Start\n",
+        "apps/second/versioned_docs/version-2.0/upgrade.md": "# Upgrade\n",
+        "apps/main/blog/2024-01-01-news.md": "# News\n\n[Intro](/docs/intro) and [upgrading](/docs/2.0/upgrade).\n",
+    })
+    assert findings(root) == {("LINK_BROKEN", "apps/main/blog/2024-01-01-news.md", 3)}

@@ -133,14 +133,17 @@ def build_routes(universe: Universe) -> RouteIndex:
     # a site's component pages (`website/src/pages/help.js` serves `/help`): pages of the site's own folder
     for site, config in universe.doc_sites():
         configuration = universe.modules.get(config)
+        own: set[tuple[str, str]] = set()
         for base, written in configuration.site_mounts if configuration is not None else ():
             folder = normalise(f"{site}/{written}")
             if folder is not None:  # a folder outside the repository serves nothing of it
-                mounts.add((clean_route(base), folder))
-        # the versions a Docusaurus site keeps (`versioned_docs/version-30.4`): each at `/docs/<name>`; at `/docs`
-        # itself the site serves the newest of them or the current folder (`lastVersion`), so a page either holds
-        # is found there (the newest is tried after every mount)
-        if any(base == "docs" for base, _ in mounts):
+                own.add((clean_route(base), folder))
+        mounts |= own
+        # the versions a Docusaurus site keeps (`versioned_docs/version-30.4`): each at `/docs/<name>` when the site
+        # itself serves `/docs` (another site's `/docs` says nothing of this one's versions); at `/docs` itself the
+        # site serves the newest of them or the current folder (`lastVersion`), so a page either holds is found
+        # there (the newest is tried after every mount)
+        if any(base == "docs" for base, _ in own):
             prefix = f"{site}/versioned_docs/version-"
             kept = [d for d in universe.dir_counts if d.startswith(prefix) and "/" not in d[len(prefix):]]
             for directory in kept:
