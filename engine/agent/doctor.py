@@ -128,12 +128,12 @@ def navigation_documents(ws: ModelState) -> set[str]:
             for match in _NAV_STRING.finditer(_read(ws.root, path)):
                 named(match.group(1))
     found |= {path for path, facts in universe.documents.items() if facts.fm("navigation")}
-    for path, facts in universe.documents.items():
+    for path, page in universe.documents.items():
         # an index page that is nothing but a title in its frontmatter names a category of a navigation the site
         # builds from its folders (`docs/api/index.md`: `title: API`, `order: 3`): the folder's pages are listed
         folder, _, name = path.rpartition("/")
-        if name.lower() in ("index.md", "index.mdx") and facts.fm("title") and not facts.headings and \
-                not facts.body.strip():
+        if name.lower() in ("index.md", "index.mdx") and page.fm("title") and not page.headings and \
+                not page.body.strip():
             found |= {d for d in documents if d.rpartition("/")[0] == folder}
     for path in universe.paths():  # meta files of file-system navigation (Nextra, Fumadocs)
         if path.rsplit("/", 1)[-1] in ("_meta.json", "meta.json", "_meta.js", "_meta.ts"):
