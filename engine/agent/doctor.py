@@ -107,7 +107,8 @@ def navigation_documents(ws: ModelState) -> set[str]:
     sites = [folder for folder, _ in universe.doc_sites()]
     for folder, config in universe.doc_sites():
         navigation = [p for p in universe.paths() if p.startswith(folder + "/") and NAVIGATION_FILES.search(p)]
-        texts = [_read(ws.root, path) for path in sorted({*navigation, config})]
+        read = {path: _read(ws.root, path) for path in sorted({*navigation, config})}
+        texts = list(read.values())
         listed = any(re.search(r"\b(sidebar|nav|navigation|pages)\b", text) for text in texts)
         if not listed or any("autogenerat" in text for text in texts):
             found |= {d for d in documents if d.startswith(folder + "/")}
@@ -115,7 +116,7 @@ def navigation_documents(ws: ModelState) -> set[str]:
         for written, sidebar in configuration.site_sidebars if configuration is not None else ():
             served, sidebar_path = normalise(f"{folder}/{written}"), normalise(f"{folder}/{sidebar}")
             if served is not None and sidebar_path is not None and \
-                    _COMPUTED_ID.search(_read(ws.root, sidebar_path) if sidebar_path in navigation else ""):
+                    _COMPUTED_ID.search(read.get(sidebar_path, "")):
                 found |= {d for d in documents if d.startswith(served + "/")}
         for text in texts:
             for match in _NAV_STRING.finditer(text):
@@ -128,13 +129,6 @@ def navigation_documents(ws: ModelState) -> set[str]:
             for match in _NAV_STRING.finditer(_read(ws.root, path)):
                 named(match.group(1))
     found |= {path for path, facts in universe.documents.items() if facts.fm("navigation")}
-    for path, page in universe.documents.items():
-        # an index page that is nothing but a title in its frontmatter names a category of a navigation the site
-        # builds from its folders (`docs/api/index.md`: `title: API`, `order: 3`): the folder's pages are listed
-        folder, _, name = path.rpartition("/")
-        if name.lower() in ("index.md", "index.mdx") and page.fm("title") and not page.headings and \
-                not page.body.strip():
-            found |= {d for d in documents if d.rpartition("/")[0] == folder}
     for path in universe.paths():  # meta files of file-system navigation (Nextra, Fumadocs)
         if path.rsplit("/", 1)[-1] in ("_meta.json", "meta.json", "_meta.js", "_meta.ts"):
             folder = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -142,6 +136,13 @@ def navigation_documents(ws: ModelState) -> set[str]:
     by_folder: dict[str, list[str]] = {}
     for document in documents:
         by_folder.setdefault(document.rsplit("/", 1)[0] if "/" in document else "", []).append(document)
+    for path, page in universe.documents.items():
+        # an index page that is nothing but a title in its frontmatter names a category of a navigation the site
+        # builds from its folders (`docs/api/index.md`: `title: API`, `order: 3`): the folder's pages are listed
+        folder, _, name = path.rpartition("/")
+        if name.lower() in ("index.md", "index.mdx") and page.fm("title") and not page.headings and \
+                not page.body.strip():
+            found.update(by_folder.get(folder, ()))
     for folder, pages in by_folder.items():
         names = [p.rsplit("/", 1)[-1] for p in pages]
         if folder and 2 * sum(1 for n in names if _ORDERED.match(n)) >= len(names) >= 2:

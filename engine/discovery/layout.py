@@ -42,7 +42,6 @@ class Layout:
     packages: dict[str, PackageInfo]  # directory -> package
     areas: dict[str, AreaInfo]  # path -> area
     module_area: dict[str, str]  # module path -> area path
-    package_dirs_deepest_first: list[str]
     # directories of packages that apply the repository's libraries, not part of them (`applications`)
     applications: frozenset[str] = frozenset()
 
@@ -146,8 +145,7 @@ def colocated_units(modules: Iterable[str], documents: Iterable[str]) -> set[str
 def build_layout(manifests: Iterable[PackageFacts], modules: Iterable[str], config: Config,
                  root_name: str = "root", documents: Iterable[str] = ()) -> Layout:
     packages = _package_ids(manifests, root_name)
-    deepest = sorted(packages, key=lambda d: (-(0 if d == "." else d.count("/") + 1), d))
-    layout = Layout(packages, {}, {}, deepest, applications(packages))
+    layout = Layout(packages, {}, {}, applications(packages))
     settings = config.analysis.areas
     roots = set(settings.roots)
     exclude = pathspec.GitIgnoreSpec.from_lines(list(settings.exclude)) if settings.exclude else None
