@@ -195,7 +195,7 @@ def provisional_state(root: Path, config: Config, path: str, text: str,
     facts = analyze_file("document", clean, text)
     assert isinstance(facts, MarkdownFacts)  # a document's analysis
     disk.documents[clean] = facts
-    empty = Layout({}, {}, {}, [])
+    empty = Layout({}, {}, {})
     universe = ProvisionalUniverse(
         config=config, rules=rules, documents=_Index(disk, "document"),  # type: ignore[arg-type]  # lazy disk indexes stand in for the universe's maps
         modules=_Index(disk, "module"), other=_Index(disk, "other"),  # type: ignore[arg-type]  # lazy disk indexes stand in for the maps
