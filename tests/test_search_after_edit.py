@@ -209,3 +209,68 @@ def test_earlier_states_and_patched_indexes_are_not_kept_alive_by_the_index_patc
     gc.collect()
     # the newest state, and at most the one before it (whose projection seeds the next): not the whole history
     assert sum(state() is not None for state in states) <= 2
+
+
+def test_a_module_whose_exports_change_is_found_by_its_new_name_and_no_longer_by_its_old_one(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.retriever()
+    path = "src/billing/invoice.ts"
+    text = (root / path).read_text(encoding="utf-8")
+    module = f"module:{path}"
+    # names nothing imports: the graph stays, and the index and its lookups are patched
+    for added, names, gone in (
+            ("export function draftQuokkaInvoice() {}\nexport const QUOKKA_RATE = 3;\n",
+             ["draftQuokkaInvoice", "QUOKKA_RATE"], None),
+            ("export function draftWombatInvoice() {}\n", ["draftWombatInvoice"], "draftquokkainvoice")):
+        before = ws.retriever()
+        fresh = edit_and_rescan(ws, root, path, text + "\n" + added)
+        patched = ws.retriever()
+        assert patched.lexical.patched_since_built() and patched.by_symbol is not before.by_symbol, \
+            "the index and the symbols' lookup were patched"
+        rebuilt = Retriever(fresh.projection())
+        assert {key: patched.by_symbol.get(key) for key in patched.by_symbol} == \
+            {key: rebuilt.by_symbol.get(key) for key in rebuilt.by_symbol}
+        at = patched.index_of[module]
+        for name in names:
+            assert patched.by_symbol.get(name.lower()) == (at,), name
+            assert patched.search(name, 3)[0].entry.id == module, name
+        if gone is not None:
+            assert patched.by_symbol.get(gone) == ()
+            assert at in patched.by_symbol.get("createinvoice"), "an export the edit kept"
+
+
+def test_what_searches_derive_of_each_entry_is_kept_for_a_bounded_number_of_entries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docbridge.engine.base import heap
+    root = copy_fixture("acme", tmp_path)
+    queries = [case["input"] for case in json.loads((root / "retrieval-suite.json").read_text())["cases"]]
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    unbounded = [[(r.entry.id, r.score) for r in Retriever(ws.projection()).search(q, 10)] for q in queries]
+    monkeypatch.setattr(heap, "ENTRY_MEMO", 3)
+    index = Retriever(ws.projection())
+    bounded = [[(r.entry.id, r.score) for r in index.search(q, 10)] for q in queries]
+    assert bounded == unbounded
+    memos = {"symbols": index._symbols, "adjacency": index._adjacency, "unit names": index._unit_names,
+             "file names": index._file_names, "body tokens": index.lexical._body_masks}
+    assert {name: len(memo) <= 3 for name, memo in memos.items()} == dict.fromkeys(memos, True)
+    assert not hasattr(index.lexical, "_masks"), "the field masks are read from the packed masks, not kept"
+
+
+def test_a_projection_read_from_the_stored_index_holds_each_distinct_edge_once_as_a_build_does(tmp_path: Path) -> None:
+    from docbridge.engine.artifacts.snapshot_file import projection_for, stored_or_built_projection
+    root = copy_fixture("monorepo", tmp_path)
+    writer = Workspace(root)
+    writer.scan()
+    built, reused = projection_for(writer)  # what `docbridge search` stores under .docbridge/index
+    assert not reused
+    ws = Workspace(root)
+    ws.scan()
+    stored = stored_or_built_projection(ws.state)
+    assert stored is not built and _entries(stored) == _entries(built)
+    edges = [edge for entry in stored.entries for edge in entry.edges]
+    assert len(edges) > len({(e.kind, e.other, e.direction, e.confidence) for e in edges}), "edges repeat"
+    assert len({id(e) for e in edges}) == len({(e.kind, e.other, e.direction, e.confidence) for e in edges})
+    assert len({id(e) for e in edges}) == len({id(e) for entry in built.entries for e in entry.edges})

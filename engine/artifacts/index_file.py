@@ -42,7 +42,7 @@ from docbridge.engine.base.hashing import canonical_hash, canonical_json
 from docbridge.engine.base.lexicon import LEXICON_VERSION, tokens
 from docbridge.engine.base.model import CHANGE, DOCUMENT, MODULE, PACKAGE, entity_id
 from docbridge.engine.retrieval.lexical import K1, B
-from docbridge.engine.retrieval.project import FIELDS, PROJECTION_VERSION, Edge, Entry, Projection
+from docbridge.engine.retrieval.project import FIELDS, PROJECTION_VERSION, Edge, Entry, Projection, declared_count
 from docbridge.engine.views.graph import GRAPH_VERSION
 
 INDEX_TYPE = "docbridge-index"
@@ -110,7 +110,7 @@ def _entry_from_json(data: dict[str, Any]) -> Entry:
     return Entry(id=data["id"], kind=data["kind"], path=data["path"], title=data["title"],
                  summary=data.get("summary"), audience=data.get("audience"), aliases=tuple(data["aliases"]),
                  symbols=tuple(data["symbols"]),
-                 declared_symbols=frozenset(data.get("declaredSymbols", data["symbols"])), tags=tuple(data["tags"]),
+                 declared=declared_count(tuple(data["symbols"]), data.get("declaredSymbols")), tags=tuple(data["tags"]),
                  fields={name: str(data["fields"].get(name, "")) for name in FIELDS},
                  content_hash=data["contentHash"], provenance=data["provenance"], confidence=data["confidence"],
                  ownership_id=data.get("ownershipId"), pagerank=float(graph.get("pagerank", 0.0)),

@@ -206,7 +206,8 @@ def projection_from_state(state: Any) -> Any | None:
             return None
         if type(state["entries"]) is not list:
             return None
-        return Projection([entry_from_json(e) for e in state["entries"]], weights,
+        made: dict[tuple[str, ...], Any] = {}
+        return Projection([entry_from_json(e, made) for e in state["entries"]], weights,
                           header["snapshot_hash"], header["configuration_hash"], header["overlay_hash"],
                           params={k: float(v) for k, v in params.items()})
     except (KeyError, TypeError, ValueError):

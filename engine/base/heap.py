@@ -120,6 +120,19 @@ class OneCopy(Generic[K, T]):
         return value
 
 
+ENTRY_MEMO = 8192  # entries whose derived values (field masks, body tokens, neighbours) a search index keeps
+
+
+def remember(memo: dict[K, T], key: K, value: T, limit: int | None = None) -> T:
+    """`value` kept in `memo` under `key`, the memo emptied first when it holds `limit` values. Searches of a
+    long session reach most entries of an index: kept for all of them, what the ranking derives of each grew
+    a language server by 66 MB over 2,000 searches of a 20,000-file tree (five times that at 100,000 files)."""
+    if len(memo) >= (ENTRY_MEMO if limit is None else limit):
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 SORT_RUN = 8192  # items one C-level sort handles before the merge lets other threads run (about 5 ms)
 
 
@@ -135,4 +148,5 @@ def sorted_in_runs(items: Iterable[Any], key: Callable[[Any], Any] | None = None
     return list(heapq.merge(*runs, key=key))
 
 
-__all__ = ["OneCopy", "bound_malloc_arenas", "built", "bulk", "release_free_memory", "sorted_in_runs"]
+__all__ = ["ENTRY_MEMO", "OneCopy", "bound_malloc_arenas", "built", "bulk", "release_free_memory", "remember",
+           "sorted_in_runs"]

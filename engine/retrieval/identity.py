@@ -73,9 +73,10 @@ def candidates(index: Retriever, shape: QueryShape) -> set[int]:
         found.update(table.get(whole, ()))
     if whole:  # inside the directory the query names
         inside = whole + "/"
-        position = bisect_left(index.sorted_paths, (inside, -1))
-        while position < len(index.sorted_paths) and index.sorted_paths[position][0].startswith(inside):
-            found.add(index.sorted_paths[position][1])
+        order, paths = index.path_order, index.paths
+        position = bisect_left(order, inside, key=paths.__getitem__)
+        while position < len(order) and paths[order[position]].startswith(inside):
+            found.add(order[position])
             position += 1
     if "/" in whole:  # named by the query's last segments
         tail = "/" + whole

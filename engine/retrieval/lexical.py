@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import math
 import struct
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from typing import Any
 
 import orjson
 import tantivy
-from docbridge.engine.base.heap import release_free_memory
+from docbridge.engine.base.heap import release_free_memory, remember
 from docbridge.engine.base.lexicon import tokens
 from docbridge.engine.retrieval.project import FIELDS, Entry
 
@@ -213,8 +212,7 @@ class LexicalIndex:
             new._words = (self._load_vocabulary or list, frozenset(added | removed))
         # (`vocabulary` lists it from `_words`: a closure here over `new` made a cycle, and each patched index
         # waited for a full collection to be freed, 3 MB a patch on a 100,042-file tree)
-        for cache, base in ((new._masks, self._masks), (new._body_masks, self._body_masks)):
-            cache.update((k, v) for k, v in base.items() if k not in changed)
+        new._body_masks.update((k, v) for k, v in self._body_masks.items() if k not in changed)
         return new
 
     @classmethod
@@ -243,8 +241,7 @@ class LexicalIndex:
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS if weights.get(f, 0.0) > 0}
         self.count = len(entries)
         self.k1, self.b = K1, B  # BM25's parameters (`tune`)
-        # per entry: token -> bit mask of the fields holding it, worked out when first asked (interned tokens)
-        self._masks: dict[int, dict[str, int]] = {}
+        # per entry, the tokens of its body, for the entries searches reached last (`remember`)
         self._body_masks: dict[int, frozenset[str]] = {}
         self._df: dict[str, int] = {}
         self._vocabulary = None
@@ -367,14 +364,26 @@ class LexicalIndex:
 
     def masks(self, entry: int) -> dict[str, int]:
         """Token -> bit mask of the fields other than the body that hold it."""
-        found = self._masks.get(entry)
-        if found is None:
-            found = {}
-            for word in self.packed_masks()[entry].split():
-                token, _, mask = word.rpartition(":")
-                found[sys.intern(token)] = int(mask)
-            self._masks[entry] = found
+        found = {}
+        for word in self.packed_masks()[entry].split():
+            token, _, mask = word.rpartition(":")
+            found[token] = int(mask)
         return found
+
+    def mask(self, entry: int, token: str) -> int:
+        """The bit mask of the fields other than the body that hold `token`, read from the entry's packed masks
+        where it stands (a dictionary of every entry a search had reached was 3.7 KB an entry, and grew with a
+        long session's searches to most of the index: 370 MB on a 100,000-file tree)."""
+        packed = self.packed_masks()[entry]
+        needle = token + ":"
+        at = packed.find(needle)
+        while at >= 0:
+            if at == 0 or packed[at - 1] == " ":  # the whole token (none holds a space or a colon)
+                start = at + len(needle)
+                end = packed.find(" ", start)
+                return int(packed[start:] if end < 0 else packed[start:end])
+            at = packed.find(needle, at + 1)
+        return 0
 
     def body_tokens(self, entry: int) -> frozenset[str]:
         found = self._body_masks.get(entry)
@@ -382,24 +391,22 @@ class LexicalIndex:
             if self._load_bodies is not None and self._bodies is None:
                 self._bodies = self._load_bodies()
             text = self._bodies[entry] if self._bodies is not None else self.entries[entry].fields.get(BODY, "")
-            found = self._body_masks[entry] = frozenset(tokens(text))
+            found = remember(self._body_masks, entry, frozenset(tokens(text)))
         return found
 
     def named(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
-        masks = self.masks(entry)
-        return [t for t in query_tokens if masks.get(t, 0) & _NAMING]
+        return [t for t in query_tokens if self.mask(entry, t) & _NAMING]
 
     def titled(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's title or path holds (what it is called, not what its sections are)."""
-        masks = self.masks(entry)
-        return [t for t in query_tokens if masks.get(t, 0) & _TITLING]
+        return [t for t in query_tokens if self.mask(entry, t) & _TITLING]
 
     def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
         """Which query terms each field of an entry contains (for aboutness and explanations); the body,
         the longest field, only when asked."""
         out = {}
-        masks = self.masks(entry)
+        masks = {t: self.mask(entry, t) for t in dict.fromkeys(query_tokens)}
         for name in FIELDS:
             if name not in self.weights:
                 continue

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.hashing import canonical_hash
-from docbridge.engine.base.heap import built
+from docbridge.engine.base.heap import OneCopy, built
 from docbridge.engine.base.lexicon import LEXICON_VERSION
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import (
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 PROJECTION_VERSION = 9
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
+_FIELD_NAMES = frozenset(FIELDS)
 FIELD_LIMITS = {"title": 512, "headings": 4096, "path": 1024, "symbols": 8192, "summary": 2048, "body": 16000,
                 "aliases": 2048}
 EDGE_KINDS = frozenset({"covers", "mentions", "mentions-symbol", "links-to"})
@@ -92,7 +94,38 @@ README_NAMES = ("README.md", "readme.md", "Readme.md", "index.md")  # a package'
 INDEX_NAMES = ("readme.md", "index.md", "readme.mdx", "index.mdx")  # a directory's page (lower-cased)
 
 
+# most entries' tags are one of a few combinations (a module's extension and folder): one tuple of each
+_TAGS: OneCopy[tuple[str, ...], tuple[str, ...]] = OneCopy(4096)
 NO_SYMBOLS: frozenset[str] = frozenset()  # one empty set for the entries that declare nothing (216 bytes each)
+
+
+class Fields(Mapping[str, str]):
+    """An entry's field texts by name (those of FIELDS it has), in slots: a dictionary of seven was 272 bytes of
+    every entry, 20 MB of a 100,000-file tree's projection."""
+
+    __slots__ = FIELDS
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        for name in FIELDS:
+            setattr(self, name, texts.get(name))
+
+    def __getitem__(self, name: str) -> str:
+        text: str | None = getattr(self, name, None) if name in FIELDS else None
+        if text is None:
+            raise KeyError(name)
+        return text
+
+    def __setitem__(self, name: str, text: str) -> None:
+        setattr(self, name, text)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in FIELDS if getattr(self, name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for name in FIELDS if getattr(self, name) is not None)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 @dataclass(slots=True)
@@ -113,9 +146,11 @@ class Entry:
     audience: str | None
     aliases: tuple[str, ...]
     symbols: tuple[str, ...]  # declared exports first
-    declared_symbols: frozenset[str]
+    # the declared exports: how many of `symbols` they are (their first ones), or their set where not all of
+    # them are kept in `symbols`; a set per module was 9 MB of a 20,000-file tree's projection
+    declared: int | frozenset[str]
     tags: tuple[str, ...]
-    fields: dict[str, str]
+    fields: Mapping[str, str]  # a dictionary given is kept as Fields
     content_hash: str
     provenance: str
     confidence: str
@@ -132,12 +167,23 @@ class Entry:
     dependents: int = 0  # on a package: how many of the repository's packages depend on it
     agent_signal: float = 0.0  # accepted enrichment (rank hints, canonical marker), 0..1
 
+    def __post_init__(self) -> None:
+        if type(self.fields) is dict and self.fields.keys() <= _FIELD_NAMES:
+            self.fields = Fields(self.fields)
+
+    @property
+    def declared_symbols(self) -> frozenset[str]:
+        declared = self.declared
+        if type(declared) is int:
+            return frozenset(self.symbols[:declared]) if declared else NO_SYMBOLS
+        return declared  # type: ignore[return-value]  # the set itself
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "path": self.path, "title": self.title, "summary": self.summary,
             "audience": self.audience, "aliases": list(self.aliases), "symbols": list(self.symbols),
             "declared_symbols": sorted(self.declared_symbols),
-            "tags": list(self.tags), "fields": self.fields, "content_hash": self.content_hash,
+            "tags": list(self.tags), "fields": dict(self.fields), "content_hash": self.content_hash,
             "provenance": self.provenance, "confidence": self.confidence, "ownership_id": self.ownership_id,
             "surface": self.surface, "variant_of": self.variant_of, "variants": self.variants,
             "dependents": self.dependents,
@@ -173,8 +219,27 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def entry_from_json(data: dict[str, Any]) -> Entry:
-    """An entry as `to_json` wrote it; a ValueError (or KeyError, TypeError) for anything of another shape."""
+def _edge(values: tuple[str, ...], made: dict[tuple[str, ...], Edge] | None) -> Edge:
+    if made is None:
+        return Edge(*values)
+    found = made.get(values)
+    if found is None:  # its texts shared too: an id is the other end of a few edges, and a kind of thousands
+        found = made[values] = Edge(*map(sys.intern, values))
+    return found
+
+
+def declared_count(symbols: tuple[str, ...], declared: Iterable[str] | None) -> int | frozenset[str]:
+    """An entry's `declared` for its kept `symbols` and its declared exports (None: every symbol is declared)."""
+    if declared is None:
+        return len(symbols)
+    names = sorted(set(declared))
+    return len(names) if list(symbols[:len(names)]) == names else frozenset(names)
+
+
+def entry_from_json(data: dict[str, Any], edges_made: dict[tuple[str, ...], Edge] | None = None) -> Entry:
+    """An entry as `to_json` wrote it; a ValueError (or KeyError, TypeError) for anything of another shape.
+    Entries read together share one `edges_made`: one object per distinct edge, as a projection built in memory
+    has (read apart, a stored 20,000-file projection's edges were 78 MB, 9 MB built)."""
     if type(data) is not dict:
         raise ValueError("an entry is not an object")
     graph = data.get("graph", {})
@@ -205,14 +270,16 @@ def entry_from_json(data: dict[str, Any]) -> Entry:
         _number(value)
     declared = data.get("declared_symbols")
     return Entry(
-        id=data["id"], kind=data["kind"], path=data["path"], title=data["title"], summary=data.get("summary"),
+        id=sys.intern(data["id"]), kind=sys.intern(data["kind"]), path=data["path"], title=data["title"],
+        summary=data.get("summary"),
         audience=data.get("audience"), aliases=tuple(data.get("aliases", ())), symbols=tuple(data.get("symbols", ())),
-        declared_symbols=frozenset(declared if declared is not None else data.get("symbols", ())) or NO_SYMBOLS,
-        tags=tuple(data.get("tags", ())), fields=dict(data["fields"]), content_hash=data["content_hash"],
+        declared=declared_count(tuple(data.get("symbols", ())), declared),
+        tags=_TAGS.same(tuple(data.get("tags", ()))), fields=dict(data["fields"]), content_hash=data["content_hash"],
         provenance=data["provenance"], confidence=data["confidence"], ownership_id=data.get("ownership_id"),
         pagerank=float(graph.get("pagerank", 0.0)), area_id=graph.get("area_id"), package_id=graph.get("package_id"),
-        edges=tuple(Edge(*edge) for edge in graph.get("edges", ())), covered_by=tuple(graph.get("covered_by", ())),
-        mentioned_by=tuple(graph.get("mentioned_by", ())), surface=data.get("surface"),
+        edges=tuple(_edge(tuple(edge), edges_made) for edge in graph.get("edges", ())),
+        covered_by=tuple(map(sys.intern, graph.get("covered_by", ()))),
+        mentioned_by=tuple(map(sys.intern, graph.get("mentioned_by", ()))), surface=data.get("surface"),
         variant_of=data.get("variant_of"), variants=int(data.get("variants", 0)),
         dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)))
 
@@ -357,44 +424,55 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
 
     owners, orphans = attach_owners(config, ((eid, path) for eid, _kind, path, _entity in units))
 
-    edges: dict[str, dict[tuple[str, str], Edge]] = defaultdict(dict)
+    linked = [(relation, confidence) for relation in relations
+              if (confidence := edge_confidence(relation)) is not None]
+    # the build's peak was its tables (73 MB on 20,000 files, 23 MB kept): one tuple of each (kind, other end)
+    # pair serves every table, the outgoing edges' hashes are made in a pass of their own and their table
+    # dropped before the edges are gathered, in lists (44 MB)
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}
     outgoing: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
-    covered_by: dict[str, set[str]] = defaultdict(set)
-    mentioned_by: dict[str, set[str]] = defaultdict(set)
+    for relation, confidence in linked:
+        key = (relation.kind, relation.target)
+        outgoing[relation.source].setdefault(pairs.setdefault(key, key), confidence)
+    out_hashes = {eid: edges_hash(found) for eid, found in outgoing.items()}
+    del outgoing
+    edges: dict[str, list[Edge]] = defaultdict(list)  # in relation order (`_kept_edges` keeps the first)
+    covered_by: dict[str, list[str]] = defaultdict(list)
+    mentioned_by: dict[str, list[str]] = defaultdict(list)
     # edges are never changed once made: one object per distinct edge, one string per entity id (each relation
     # holds its own copies; on 20,000 files, 220,000 edges are 74,000 distinct ones over 20,000 ids)
-    made: dict[tuple[str, str, str, str], Edge] = {}
-    ids: dict[str, str] = {}
+    made: dict[tuple[tuple[str, str], str, str], Edge] = {}
 
-    def edge(kind: str, other: str, direction: str, confidence: str) -> Edge:
-        found = made.get((kind, other, direction, confidence))
+    def edge(pair: tuple[str, str], direction: str, confidence: str) -> Edge:
+        found = made.get((pair, direction, confidence))
         if found is None:
-            other = ids.setdefault(other, other)
-            found = made[(kind, other, direction, confidence)] = Edge(kind, other, direction, confidence)
+            found = made[(pair, direction, confidence)] = Edge(pair[0], pair[1], direction, confidence)
         return found
 
-    for relation in relations:
-        confidence = edge_confidence(relation)
-        if confidence is not None:
-            kind = relation.kind
-            outgoing[relation.source].setdefault((kind, relation.target), confidence)
-            edges[relation.source].setdefault((kind, relation.target), edge(kind, relation.target, "out", confidence))
-            edges[relation.target].setdefault((kind, relation.source), edge(kind, relation.source, "in", confidence))
-            if kind == "covers":
-                covered_by[relation.target].add(relation.source)
-            elif kind in ("mentions", "mentions-symbol"):
-                mentioned_by[relation.target].add(relation.source)
+    for relation, confidence in linked:
+        kind = relation.kind
+        key = (kind, relation.target)
+        target = pairs.setdefault(key, key)
+        key = (kind, relation.source)
+        source = pairs.setdefault(key, key)
+        edges[relation.source].append(edge(target, "out", confidence))
+        edges[relation.target].append(edge(source, "in", confidence))
+        if kind == "covers":
+            covered_by[relation.target].append(relation.source)
+        elif kind in ("mentions", "mentions-symbol"):
+            mentioned_by[relation.target].append(relation.source)
+    del linked
 
     graph = _Graph(ranks, {eid: _kept_edges(found) for eid, found in edges.items()},
-                   {eid: tuple(sorted(found)) for eid, found in covered_by.items()},
-                   {eid: tuple(sorted(found)) for eid, found in mentioned_by.items()},
+                   {eid: tuple(sorted(set(found))) for eid, found in covered_by.items()},
+                   {eid: tuple(sorted(set(found))) for eid, found in mentioned_by.items()},
                    _public_surface({path for _, kind, path, _ in units if kind == MODULE}, relations, layout),
                    _dependents(layout))
-    out_hashes = {eid: edges_hash(found) for eid, found in outgoing.items()}
     # what the graph was read from goes before the entries are made: they then take the memory it held (the
     # relations and edge tables of 20,000 files are 55 MB, which kept the process that much larger after)
-    del relations, edges, outgoing, covered_by, mentioned_by
+    del relations, edges, covered_by, mentioned_by
     made.clear()
+    pairs.clear()
     entries = [_entity_entry(ws, entity(), owners.get(eid, []), graph) for eid, _kind, _path, entity in units]
 
     entries.extend(_directories(entries, layout))
@@ -404,7 +482,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         aliases = [a for a in (record.id, record.agent_doc, record.human_doc) if a]
         entries.append(Entry(
             id=f"ownership:{record.id}", kind=PACKAGE, path=record.path, title=record.id, summary=record.purpose,
-            audience=None, aliases=tuple(aliases), symbols=(), declared_symbols=NO_SYMBOLS,
+            audience=None, aliases=tuple(aliases), symbols=(), declared=0,
             tags=("package", "ownership"), fields={
                 "title": record.id, "headings": "", "symbols": "", "path": record.path,
                 "aliases": " ".join([*aliases, "package", "ownership"]), "summary": record.purpose or "",
@@ -415,7 +493,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         path = intent.paths[0] if intent.paths else intent.id
         entries.append(Entry(
             id=entity_id(INTENT, intent.id), kind=INTENT, path=path, title=intent.title, summary=intent.title,
-            audience=None, aliases=(intent.id,), symbols=(), declared_symbols=NO_SYMBOLS, tags=("intent",),
+            audience=None, aliases=(intent.id,), symbols=(), declared=0, tags=("intent",),
             fields={"title": intent.title, "headings": "", "symbols": "", "path": path,
                     "aliases": f"{intent.id} intent", "summary": "", "body": " ".join(intent.paths)},
             content_hash=canonical_hash({"intent": intent.model_dump(mode="json")}), provenance="declared",
@@ -425,7 +503,7 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
         change_aliases = (change.id, *change.related_packages)
         entries.append(Entry(
             id=entity_id(CHANGE, change.id), kind=CHANGE, path=path, title=change.title, summary=change.title,
-            audience=None, aliases=change_aliases, symbols=(), declared_symbols=NO_SYMBOLS,
+            audience=None, aliases=change_aliases, symbols=(), declared=0,
             tags=("change", *change.related_packages),
             fields={"title": change.title, "headings": "", "symbols": "", "path": path,
                     "aliases": " ".join([*change_aliases, "change"]), "summary": "", "body": ""},
@@ -451,10 +529,15 @@ class _Graph:
     dependents: dict[str, int]
 
 
-def _kept_edges(found: dict[tuple[str, str], Edge]) -> tuple[Edge, ...]:
+def _kept_edges(found: list[Edge]) -> tuple[Edge, ...]:
+    """An entity's edges from those found in relation order: the first of each kind and other end (an entity
+    that also points back is one edge)."""
+    first: dict[tuple[str, str], Edge] = {}
+    for each in found:
+        first.setdefault((each.kind, each.other), each)
     # past MAX_EDGES an entry keeps its own outgoing edges first (what it imports and re-exports: a barrel
     # that many import still leads to what it exports), then as many incoming ones as fit
-    kept = sorted(found.values(), key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
+    kept = sorted(first.values(), key=lambda e: (e.direction != "out", e.kind, e.other))[:MAX_EDGES]
     return tuple(sorted(kept, key=lambda e: (e.kind, e.other, e.direction)))
 
 
@@ -536,7 +619,7 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
     return Entry(
         id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
         audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
-        declared_symbols=frozenset(declared) or NO_SYMBOLS, tags=tuple(tags), fields=fields,
+        declared=declared_count(tuple(symbols[:256]), declared), tags=_TAGS.same(tuple(tags)), fields=fields,
         content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
         provenance=entity.provenance, confidence=entity.confidence,
         ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
@@ -706,7 +789,7 @@ def _directories(entries: list[Entry], layout: Any) -> list[Entry]:
         area, package = layout.area_of(path), layout.package_of(path)
         out.append(Entry(
             id=f"{DIRECTORY}:{path}", kind=DIRECTORY, path=path, title=title, summary=summary, audience=None,
-            aliases=tuple(aliases), symbols=(), declared_symbols=NO_SYMBOLS, tags=tuple(tags),
+            aliases=tuple(aliases), symbols=(), declared=0, tags=tuple(tags),
             fields={"title": _limit(f"{name} {title}" if title != name else name, "title"), "headings": "",
                     "symbols": "", "path": _limit(path, "path"), "aliases": _limit(" ".join(aliases + tags), "aliases"),
                     "summary": _limit(summary or "", "summary"), "body": ""},
@@ -825,7 +908,7 @@ def apply_overlay(root: Path, config: Any, entries: list[Any], snapshot: Any, fo
             new.append(Entry(
                 id=f"intent:proposed-{_intent_slug(phrase)}-{str(item['proposalId'])[:8]}", kind="intent",
                 path=target.path,
-                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared_symbols=NO_SYMBOLS,
+                title=phrase, summary=phrase, audience=None, aliases=(), symbols=(), declared=0,
                 tags=("intent", "proposed"), fields={"title": phrase, "headings": "", "symbols": "",
                                                      "path": target.path, "aliases": "intent proposed",
                                                      "summary": "", "body": target.path},

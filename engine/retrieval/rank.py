@@ -36,18 +36,20 @@ from __future__ import annotations
 import bisect
 import copy
 import logging
-from collections import defaultdict
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from docbridge.engine.base.heap import built
+from docbridge.engine.base.heap import built, remember
 from docbridge.engine.base.lexicon import fold, is_cjk, tokens
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE, weaker_confidence
 from docbridge.engine.retrieval import identity, proximity, units
 from docbridge.engine.retrieval.identity import COMPOUND, file_base, squash
 from docbridge.engine.retrieval.lexical import Hit, LexicalIndex
+from docbridge.engine.retrieval.postings import Postings
 from docbridge.engine.retrieval.priors import (
     DECLARED_PAGE,
     DECLARED_PAGE_FACTOR,
@@ -161,11 +163,11 @@ class Retriever:
     index_of: dict[str, int] = field(init=False)
     identifiers: list[tuple[str, ...]] = field(init=False)  # few per entry: a tuple is a quarter of a set
     paths: list[str] = field(init=False)
-    sorted_paths: list[tuple[str, int]] = field(init=False)
-    by_identifier: dict[str, list[int]] = field(init=False)
-    by_path: dict[str, list[int]] = field(init=False)
-    by_base: dict[str, list[int]] = field(init=False)
-    by_symbol: dict[str, list[int]] = field(init=False)
+    path_order: array[int] = field(init=False)  # entry numbers by path (a tuple per entry was 10 MB on 100,000)
+    by_identifier: Postings = field(init=False)
+    by_path: Postings = field(init=False)
+    by_base: Postings = field(init=False)
+    by_symbol: Postings = field(init=False)
     dependents: dict[str, int] = field(init=False)
     _symbols: dict[int, tuple[frozenset[str], frozenset[str]]] = field(init=False)
     _adjacency: dict[int, list[tuple[int, str, str]]] = field(init=False)
@@ -188,16 +190,25 @@ class Retriever:
             self.lexical.tune(self.projection.params)
         self.index_of = self.projection.by_id.positions  # the projection's table, not a copy
         self.paths = [_lowered(e.path) for e in self.entries]
-        self.sorted_paths = sorted((path, i) for i, path in enumerate(self.paths))
+        self.path_order = array("I", sorted(range(len(self.paths)), key=self.paths.__getitem__))
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
         self._modules = None
         self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
                                      if e.kind == PACKAGE and e.surface != "peripheral")
-        self.by_identifier, self.by_path = defaultdict(list), defaultdict(list)
-        self.by_base, self.by_symbol = defaultdict(list), defaultdict(list)
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
-        for i, entry in enumerate(self.entries):
+        numbers = list(range(len(self.entries)))  # one int object per entry, shared by the lookups
+        self.by_identifier = Postings(self._identifier_pairs(numbers))
+        self.by_path = Postings(zip(self.paths, numbers))
+        self.by_base = Postings((file_base(self.paths[i]), i) for i, e in zip(numbers, self.entries)
+                                if e.kind in (DOCUMENT, MODULE))
+        self.by_symbol = Postings((symbol.lower(), i) for i, e in zip(numbers, self.entries) for symbol in e.symbols)
+        positive = [e.pagerank for e in self.entries if e.pagerank > 0]
+        self.rank_floor = min(positive) if positive else 0.0
+
+    def _identifier_pairs(self, numbers: list[int]) -> Iterator[tuple[str, int]]:
+        """(identifier, entry number) for every entry, each entry's identifiers kept in `identifiers` on the way."""
+        for i, entry in zip(numbers, self.entries):
             ids = {fold(a) for a in entry.aliases}
             if entry.ownership_id:
                 ids.add(fold(entry.ownership_id))
@@ -205,16 +216,8 @@ class Retriever:
                 ids.add(fold(entry.id.split(":", 1)[1]))
             self.identifiers.append(tuple(sorted(ids)))
             for identifier in ids:
-                self.by_identifier[identifier].append(i)
-            self.by_identifier[entry.id.lower()].append(i)
-            path = self.paths[i]
-            self.by_path[path].append(i)
-            if entry.kind in (DOCUMENT, MODULE):
-                self.by_base[file_base(path)].append(i)
-            for symbol in entry.symbols:
-                self.by_symbol[symbol.lower()].append(i)
-        positive = [e.pagerank for e in self.entries if e.pagerank > 0]
-        self.rank_floor = min(positive) if positive else 0.0
+                yield identifier, i
+            yield _lowered(entry.id), i
 
     def patched(self, projection: Projection, changed: tuple[int, ...]) -> Retriever | None:
         """This retriever over `projection`, patched from this one's at the positions `changed` (same entries
@@ -237,17 +240,12 @@ class Retriever:
         gone = set(changed)
         new._symbols = {k: v for k, v in self._symbols.items() if k not in gone}
         if any(a.symbols != b.symbols for a, b in zip(after, before)):
-            by_symbol = defaultdict(list, self.by_symbol)
-            for number, old_entry, entry in zip(changed, before, after):
-                for symbol in {s.lower() for s in old_entry.symbols} | {s.lower() for s in entry.symbols}:
-                    by_symbol[symbol] = [i for i in by_symbol.get(symbol, ()) if i != number]
-                for symbol in entry.symbols:
-                    by_symbol[symbol.lower()].append(number)
-            for symbol in [k for k, v in by_symbol.items() if not v]:
-                del by_symbol[symbol]
-            for symbol in {s.lower() for e in after for s in e.symbols}:
-                by_symbol[symbol].sort()
-            new.by_symbol = by_symbol
+            numbers = set(changed)
+            now = {number: {s.lower() for s in e.symbols} for number, e in zip(changed, after)}
+            changes = {key: tuple(sorted({*(i for i in self.by_symbol.get(key) if i not in numbers),
+                                          *(number for number, keys in now.items() if key in keys)}))
+                       for key in {s.lower() for e in (*before, *after) for s in e.symbols}}
+            new.by_symbol = self.by_symbol.replaced(changes)
         return new
 
     def rebuilt(self) -> Retriever:
@@ -267,8 +265,8 @@ class Retriever:
         found = self._symbols.get(index)
         if found is None:
             entry = self.entries[index]
-            found = self._symbols[index] = (frozenset(n.lower() for n in entry.symbols),
-                                            frozenset(n.lower() for n in entry.declared_symbols))
+            found = remember(self._symbols, index, (frozenset(n.lower() for n in entry.symbols),
+                                                    frozenset(n.lower() for n in entry.declared_symbols)))
         return found
 
     def edges_of(self, index: int) -> tuple[Any, ...]:
@@ -281,8 +279,8 @@ class Retriever:
         """An entry's neighbours (projection edges are already unique per kind and other, and sorted)."""
         found = self._adjacency.get(index)
         if found is None:
-            found = self._adjacency[index] = [(self.index_of[e.other], e.kind, e.confidence)
-                                              for e in self.edges_of(index) if e.other in self.index_of]
+            found = remember(self._adjacency, index, [(self.index_of[e.other], e.kind, e.confidence)
+                                                      for e in self.edges_of(index) if e.other in self.index_of])
         return found
 
     def files_named(self, name: str) -> list[int]:
@@ -297,7 +295,7 @@ class Retriever:
         userprofile)."""
         found = self._file_names.get(index)
         if found is None:
-            found = self._file_names[index] = squash(file_base(self.paths[index]))
+            found = remember(self._file_names, index, squash(file_base(self.paths[index])))
         return found
 
     def holds_packages(self, index: int) -> bool:
@@ -322,8 +320,8 @@ class Retriever:
         found = self._unit_names.get(index)
         if found is None:
             entry = self.entries[index]
-            found = self._unit_names[index] = frozenset(tokens(
-                entry.title.rsplit("/", 1)[-1] if entry.kind == PACKAGE else entry.path.rsplit("/", 1)[-1]))
+            found = remember(self._unit_names, index, frozenset(tokens(
+                entry.title.rsplit("/", 1)[-1] if entry.kind == PACKAGE else entry.path.rsplit("/", 1)[-1])))
         return found
 
     # ------------------------------------------------------------------ search: the pipeline
