@@ -370,20 +370,24 @@ class LexicalIndex:
             found[token] = int(mask)
         return found
 
-    def mask(self, entry: int, token: str) -> int:
-        """The bit mask of the fields other than the body that hold `token`, read from the entry's packed masks
-        where it stands (a dictionary of every entry a search had reached was 3.7 KB an entry, and grew with a
-        long session's searches to most of the index: 370 MB on a 100,000-file tree)."""
-        packed = self.packed_masks()[entry]
-        needle = token + ":"
-        at = packed.find(needle)
-        while at >= 0:
-            if at == 0 or packed[at - 1] == " ":  # the whole token (none holds a space or a colon)
-                start = at + len(needle)
-                end = packed.find(" ", start)
-                return int(packed[start:] if end < 0 else packed[start:end])
-            at = packed.find(needle, at + 1)
-        return 0
+    def masks_of(self, entry: int, query_tokens: list[str]) -> list[int]:
+        """The bit masks of the fields other than the body that hold each of `query_tokens`, read from the
+        entry's packed masks where they stand (a dictionary per entry a search had reached was 3.7 KB an entry,
+        and grew with a long session's searches to most of the index: 370 MB on a 100,000-file tree)."""
+        packed = self._packed[entry] if self._packed is not None else self.packed_masks()[entry]
+        out = []
+        for token in query_tokens:
+            needle = token + ":"
+            at = packed.find(needle)
+            while at > 0 and packed[at - 1] != " ":  # inside another token: the whole one (no space, no colon)
+                at = packed.find(needle, at + 1)
+            if at < 0:
+                out.append(0)
+                continue
+            start = at + len(needle)
+            end = packed.find(" ", start)
+            out.append(int(packed[start:] if end < 0 else packed[start:end]))
+        return out
 
     def body_tokens(self, entry: int) -> frozenset[str]:
         found = self._body_masks.get(entry)
@@ -396,17 +400,18 @@ class LexicalIndex:
 
     def named(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
-        return [t for t in query_tokens if self.mask(entry, t) & _NAMING]
+        return [t for t, mask in zip(query_tokens, self.masks_of(entry, query_tokens)) if mask & _NAMING]
 
     def titled(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's title or path holds (what it is called, not what its sections are)."""
-        return [t for t in query_tokens if self.mask(entry, t) & _TITLING]
+        return [t for t, mask in zip(query_tokens, self.masks_of(entry, query_tokens)) if mask & _TITLING]
 
     def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
         """Which query terms each field of an entry contains (for aboutness and explanations); the body,
         the longest field, only when asked."""
         out = {}
-        masks = {t: self.mask(entry, t) for t in dict.fromkeys(query_tokens)}
+        unique = list(dict.fromkeys(query_tokens))
+        masks = dict(zip(unique, self.masks_of(entry, unique)))
         for name in FIELDS:
             if name not in self.weights:
                 continue
