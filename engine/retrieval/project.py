@@ -115,6 +115,10 @@ class Fields(Mapping[str, str]):
             raise KeyError(name)
         return text
 
+    def get(self, name: str, default: Any = None) -> Any:  # what the index build reads, per field and entry
+        text = getattr(self, name, None) if name in _FIELD_NAMES else None
+        return default if text is None else text
+
     def __setitem__(self, name: str, text: str) -> None:
         setattr(self, name, text)
 
