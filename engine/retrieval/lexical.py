@@ -374,7 +374,7 @@ class LexicalIndex:
         """The bit masks of the fields other than the body that hold each of `query_tokens`, read from the
         entry's packed masks where they stand (a dictionary per entry a search had reached was 3.7 KB an entry,
         and grew with a long session's searches to most of the index: 370 MB on a 100,000-file tree)."""
-        packed = self._packed[entry] if self._packed is not None else self.packed_masks()[entry]
+        packed = self.packed_masks()[entry]
         out = []
         for token in query_tokens:
             needle = token + ":"

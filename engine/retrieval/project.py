@@ -109,15 +109,15 @@ class Fields(Mapping[str, str]):
         for name in FIELDS:
             setattr(self, name, texts.get(name))
 
-    def __getitem__(self, name: str) -> str:
-        text: str | None = getattr(self, name, None) if name in FIELDS else None
-        if text is None:
-            raise KeyError(name)
-        return text
-
     def get(self, name: str, default: Any = None) -> Any:  # what the index build reads, per field and entry
         text = getattr(self, name, None) if name in _FIELD_NAMES else None
         return default if text is None else text
+
+    def __getitem__(self, name: str) -> str:
+        text: str | None = self.get(name)
+        if text is None:
+            raise KeyError(name)
+        return text
 
     def __setitem__(self, name: str, text: str) -> None:
         setattr(self, name, text)
@@ -430,37 +430,34 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
 
     linked = [(relation, confidence) for relation in relations
               if (confidence := edge_confidence(relation)) is not None]
-    # the build's peak was its tables (73 MB on 20,000 files, 23 MB kept): one tuple of each (kind, other end)
-    # pair serves every table, the outgoing edges' hashes are made in a pass of their own and their table
-    # dropped before the edges are gathered, in lists (44 MB)
+    # the build's peak was its tables (73 MB on 20,000 files, 23 MB kept): the outgoing edges' hashes are made in
+    # a pass of their own (one tuple of each (kind, target) pair for their keys), their table dropped before the
+    # edges are gathered, in lists (39 MB)
     pairs: dict[tuple[str, str], tuple[str, str]] = {}
     outgoing: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
     for relation, confidence in linked:
         key = (relation.kind, relation.target)
         outgoing[relation.source].setdefault(pairs.setdefault(key, key), confidence)
     out_hashes = {eid: edges_hash(found) for eid, found in outgoing.items()}
-    del outgoing
+    del outgoing, pairs
     edges: dict[str, list[Edge]] = defaultdict(list)  # in relation order (`_kept_edges` keeps the first)
     covered_by: dict[str, list[str]] = defaultdict(list)
     mentioned_by: dict[str, list[str]] = defaultdict(list)
-    # edges are never changed once made: one object per distinct edge, one string per entity id (each relation
-    # holds its own copies; on 20,000 files, 220,000 edges are 74,000 distinct ones over 20,000 ids)
-    made: dict[tuple[tuple[str, str], str, str], Edge] = {}
+    # edges are never changed once made: one object per distinct edge (each relation holds its own copies; on
+    # 20,000 files, 220,000 edges are 74,000 distinct ones)
+    made: dict[tuple[str, str, str, str], Edge] = {}
 
-    def edge(pair: tuple[str, str], direction: str, confidence: str) -> Edge:
-        found = made.get((pair, direction, confidence))
+    def edge(kind: str, other: str, direction: str, confidence: str) -> Edge:
+        key = (kind, other, direction, confidence)
+        found = made.get(key)
         if found is None:
-            found = made[(pair, direction, confidence)] = Edge(pair[0], pair[1], direction, confidence)
+            found = made[key] = Edge(*key)
         return found
 
     for relation, confidence in linked:
         kind = relation.kind
-        key = (kind, relation.target)
-        target = pairs.setdefault(key, key)
-        key = (kind, relation.source)
-        source = pairs.setdefault(key, key)
-        edges[relation.source].append(edge(target, "out", confidence))
-        edges[relation.target].append(edge(source, "in", confidence))
+        edges[relation.source].append(edge(kind, relation.target, "out", confidence))
+        edges[relation.target].append(edge(kind, relation.source, "in", confidence))
         if kind == "covers":
             covered_by[relation.target].append(relation.source)
         elif kind in ("mentions", "mentions-symbol"):
@@ -476,7 +473,6 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
     # relations and edge tables of 20,000 files are 55 MB, which kept the process that much larger after)
     del relations, edges, covered_by, mentioned_by
     made.clear()
-    pairs.clear()
     entries = [_entity_entry(ws, entity(), owners.get(eid, []), graph) for eid, _kind, _path, entity in units]
 
     entries.extend(_directories(entries, layout))
@@ -620,10 +616,11 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         "summary": _limit(summary or "", "summary"),
         "body": _limit(body, "body"),
     }
+    kept_symbols = tuple(symbols[:256])
     return Entry(
         id=entity.id, kind=entity.kind, path=entity.path, title=title, summary=summary,
-        audience=_audience(classification), aliases=tuple(aliases), symbols=tuple(symbols[:256]),
-        declared=declared_count(tuple(symbols[:256]), declared), tags=_TAGS.same(tuple(tags)), fields=fields,
+        audience=_audience(classification), aliases=tuple(aliases), symbols=kept_symbols,
+        declared=declared_count(kept_symbols, declared), tags=_TAGS.same(tuple(tags)), fields=fields,
         content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
         provenance=entity.provenance, confidence=entity.confidence,
         ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
