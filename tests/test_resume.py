@@ -4,6 +4,7 @@ user's, or that holds anything but the model's classes, is never loaded."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -160,6 +161,46 @@ class _Planted:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_resumed_model_holds_one_copy_of_each_name_the_files_share(tmp_path: Path) -> None:
+    """Each file's record is a pickle of its own: a module's id that several documents name, or a kind every
+    relation has, must still be one string in the resumed model, as it is in a scan's (the kept model read back
+    was a quarter larger than the scanned one)."""
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    _kept_scan(root)
+    resumed = scan_state(root, load_config(root), resume=True)
+    assert resumed.scan.resumed
+    copies: dict[str, set[int]] = {}
+    for resolution in resumed.documents.values():
+        for relation in resolution.relations:
+            for text in (relation.target, relation.kind, relation.confidence):
+                copies.setdefault(text, set()).add(id(text))
+    shared = {text: ids for text, ids in copies.items() if text.startswith("module:")}
+    assert len(shared) >= 3 and "mentions" in copies  # module ids named by documents, and relation kinds
+    assert {text: len(ids) for text, ids in copies.items() if len(ids) > 1} == {}
+
+
+def test_a_kept_model_whose_references_name_nothing_is_never_loaded(tmp_path: Path) -> None:
+    """A record refers to a name by its number among those written before it: a number past them, or anything
+    but a number, is a damaged model, scanned as before."""
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    state = _kept_scan(root)
+
+    for reference in (7, "planted", ("not", "a", "number")):
+        class Referencing(pickle.Pickler):
+            def persistent_id(self, obj: Any, reference: Any = reference) -> Any:
+                return reference if obj == "planted" else None
+
+        body = io.BytesIO()
+        pickle.Pickler(body, protocol=5).dump(["a name"])  # the names the header is the first to use
+        # a header of the right shape, whose one path is the reference
+        Referencing(body, protocol=5).dump((("planted",), {}, {}, {}, 0, 0, ()))
+        write_sealed(model_path(root), "resolved-model", None, _expect(state.config, state.universe.rules),
+                     body=body.getvalue())
+        assert not scan_state(root, load_config(root), resume=True).scan.resumed, reference
 
 
 def test_a_kept_model_with_a_foreign_seal_or_foreign_classes_is_never_loaded(tmp_path: Path) -> None:
