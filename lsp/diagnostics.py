@@ -273,12 +273,35 @@ def schedule(server: DocBridgeServer, folder: Folder, force: frozenset[str] = fr
             except Exception:
                 log.exception("publishing diagnostics failed")
             return
+        forced |= _publish_meanwhile(server, folder, state)  # sent again, complete, once derived
         if folder.deriving:  # one derivation off the loop at a time; the newest state follows when it ends
             folder.forced |= forced
             return
         server.spawn(_publish_off_loop(server, folder, state, forced))
 
     folder.timer = loop.call_soon(run) if delay <= 0 else loop.call_later(delay, run)
+
+
+def _publish_meanwhile(server: DocBridgeServer, folder: Folder, state: ModelState) -> frozenset[str]:
+    """While every file's findings are still being derived after a scan (about 5 s on a 100,000-file tree), an
+    edit's diagnostics waited for them: the edited documents' own findings are sent at once, from the new model,
+    and the complete ones follow. The paths sent."""
+    seed = state.seeds.get(FINDINGS_INDEX.name)
+    if seed is None or type(seed.value) is not Pending or not state.resolved:
+        return frozenset()
+    from docbridge.engine.views.reconcile import document_findings
+    sent = set()
+    for path in sorted(seed.changed):
+        text = state.buffers.get(path)
+        resolution, facts = state.documents.get(path), state.universe.documents.get(path)
+        if text is None or len(text) > INLINE_CHARS or resolution is None or facts is None:
+            continue  # a large buffer's findings are derived off the loop, with the rest
+        try:
+            publish_findings(server, folder, state, path, document_findings(state, resolution, facts), force=False)
+            sent.add(path)
+        except Exception:
+            log.exception("publishing an edited document's diagnostics failed")
+    return frozenset(sent)
 
 
 async def _publish_off_loop(server: DocBridgeServer, folder: Folder, state: ModelState, forced: frozenset[str]) -> None:

@@ -218,3 +218,47 @@ async def test_requests_do_not_wait_for_a_search_index_being_built(tmp_path: Pat
         check_answers(root, answers, 10, text)
     finally:
         await client.stop()
+
+
+async def test_an_edit_right_after_the_scan_is_answered_before_every_file_is_checked(tmp_path: Path) -> None:
+    """When the first scan ends, every file's findings are derived in a worker (seconds on a very large tree)
+    and then published. An edit made meanwhile got its diagnostics only after that: its document's own findings
+    now come at once, from the new model, before any file of that burst (the padding sorts before `docs/`, so
+    the burst reaches it first)."""
+    root = copy_fixture("acme", tmp_path)
+    generate(root / "a-padding", 2500)
+    billing = root / "docs/billing.md"
+    uri = billing.as_uri()
+    client = await RawClient.start()
+    try:
+        await client.request(0, "initialize", {
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {},
+            "initializationOptions": {"diagnostics": {"debounceMs": 0}},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]}, 60)
+        client.send({"method": "initialized", "params": {}})
+        await client.until(lambda: ready(client), 300, what="the first scan's end")
+        text = billing.read_text(encoding="utf-8") + "\nSee [the missing page](./nowhere-at-all.md).\n"
+        client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "markdown", "version": 1, "text": billing.read_text(encoding="utf-8")}}})
+        client.send({"method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}})
+        line = len(text.split("\n")) - 2
+        padding = (root / "a-padding").as_uri()
+
+        def published() -> list[dict[str, Any]]:
+            return [n["params"] for n in client.notifications if n["method"] == "textDocument/publishDiagnostics"]
+
+        def names_the_new_link(sent: dict[str, Any]) -> bool:
+            return sent["uri"] == uri and any(d["code"] == "LINK_BROKEN" and d["range"]["start"]["line"] == line
+                                              for d in sent["diagnostics"])
+
+        await client.until(lambda: any(names_the_new_link(p) for p in published()), 120,
+                           what="the edited document's new broken link")
+        await client.until(lambda: any(p["uri"].startswith(padding) for p in published()), 120,
+                           what="the burst's diagnostics of the padding")
+        order = published()
+        first_answer = next(i for i, sent in enumerate(order) if names_the_new_link(sent))
+        first_of_burst = next(i for i, sent in enumerate(order) if sent["uri"].startswith(padding))
+        assert first_answer < first_of_burst, (first_answer, first_of_burst)
+    finally:
+        await client.stop()
