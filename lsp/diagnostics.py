@@ -23,7 +23,7 @@ from docbridge.engine.base.safe_io import ArtifactPathError, read_artifact
 from docbridge.engine.ide.files import NOT_ANALYZED, NOTICE_CODES, not_analyzed_notice
 from docbridge.engine.state.model_state import ModelState, Pending
 from docbridge.engine.state.transitions import INLINE_CHARS
-from docbridge.engine.views.reconcile import FINDINGS_INDEX, apply_config, findings_index_of
+from docbridge.engine.views.reconcile import FINDINGS_INDEX, apply_config, document_findings, findings_index_of
 from docbridge.lsp.positions import path_to_uri
 from lsprotocol import types as T
 
@@ -289,7 +289,6 @@ def _publish_meanwhile(server: DocBridgeServer, folder: Folder, state: ModelStat
     seed = state.seeds.get(FINDINGS_INDEX.name)
     if seed is None or type(seed.value) is not Pending or not state.resolved:
         return frozenset()
-    from docbridge.engine.views.reconcile import document_findings
     sent = set()
     for path in sorted(seed.changed):
         text = state.buffers.get(path)
