@@ -43,7 +43,7 @@ from immutables import Map
 log = logging.getLogger("docbridge.engine")
 
 KIND = "resolved-model"
-LAYOUT = 5  # 5: names written once, records refer to them by number (`_Names`)
+LAYOUT = 5  # 5: names written once, records refer to them by number (`_NamingPickler`)
 # beyond this share of changed files (and this many), a scan (analysis in a pool, then resolution) is quicker
 MAX_CHANGED_SHARE = 0.05
 MAX_CHANGED_FLOOR = 256
@@ -112,43 +112,39 @@ _ALLOWED = {(cls.__module__, cls.__qualname__): cls for cls in (
     imports.ImportOutcome, imports.ModuleResolution)}
 
 
-class _Names:
-    """The strings of the kept model that are names, kinds, paths and ids, numbered in the order writing first
-    meets them. Each record is a pickle of its own, so a string every file repeats (a kind, a confidence, the path
-    of a module many documents name) was read back once per file: a restart's model was a quarter larger than a
-    scan's (280 against 223 MB on 20,042 files). A record now refers to each by number, and the names it is the
-    first to use are written just before it; reading keeps one copy of each (`_Reader`)."""
-
-    def __init__(self) -> None:
-        self.numbers: dict[str, int] = {}
-        self.new: list[str] = []  # met in the record being written, in order
-
-    def dump(self, out: Any, record: Any) -> None:
-        buffer = io.BytesIO()
-        _NamingPickler(buffer, self).dump(record)
-        pickle.Pickler(out, protocol=PICKLE_PROTOCOL).dump(self.new)
-        out.write(buffer.getbuffer())
-        self.new = []
-
-
 class _NamingPickler(pickle.Pickler):
-    def __init__(self, out: Any, names: _Names) -> None:
+    """Pickles a record of the kept model with its names, kinds, paths and ids as numbers: `numbers` holds those
+    of the records written before it, and the names this one is the first to use are numbered and listed in
+    `new`. Each record is a pickle of its own, so a string every file repeats (a kind, a confidence, the path of a
+    module many documents name) was read back once per file: a restart's model was a quarter larger than a scan's
+    (280 against 223 MB on 20,042 files). `_Reader` keeps one copy of each."""
+
+    def __init__(self, out: Any, numbers: dict[str, int]) -> None:
         super().__init__(out, protocol=PICKLE_PROTOCOL)
-        self.names = names
+        self.numbers = numbers
+        self.new: list[str] = []
 
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not str or len(obj) > model.INTERNED_LENGTH:
             return None
-        numbers = self.names.numbers
-        number = numbers.get(obj)
+        number = self.numbers.get(obj)
         if number is None:
-            number = numbers[obj] = len(numbers)
-            self.names.new.append(obj)
+            number = self.numbers[obj] = len(self.numbers)
+            self.new.append(obj)
         return number
 
 
+def _dump(out: Any, record: Any, numbers: dict[str, int]) -> None:
+    """`record` written after the list of the names it is the first to use (`_NamingPickler`)."""
+    buffer = io.BytesIO()
+    pickler = _NamingPickler(buffer, numbers)
+    pickler.dump(record)
+    pickle.Pickler(out, protocol=PICKLE_PROTOCOL).dump(pickler.new)
+    out.write(buffer.getbuffer())
+
+
 class _Reader:
-    """Reads the records `_Names.dump` wrote."""
+    """Reads the records `_dump` wrote."""
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
@@ -200,10 +196,10 @@ def write_model(state: ModelState, pause: Callable[[], None] = _let_others_run) 
     The payload is a sequence of pickles, each with a memo of its own: a header, then a record per file (its
     facts and resolution), then the dependency index in slices. A memo of the whole model would hold every
     object written (on 100,000 files, 950 MB more while writing) and would leave the model read back larger
-    (the memory its reading freed stays in the process); `_Names` keeps one copy of a string shared by two files.
-    Between records the thread pauses every few milliseconds, so that a language server writing a large model in
-    the background answers edits meanwhile (`pause`: by default, the interpreter lock to a thread waiting for
-    it)."""
+    (the memory its reading freed stays in the process); `_NamingPickler` keeps one copy of a string shared by two
+    files. Between records the thread pauses every few milliseconds, so that a language server writing a large
+    model in the background answers edits meanwhile (`pause`: by default, the interpreter lock to a thread waiting
+    for it)."""
     scan = state.scan
     if not state.resolved or state.buffers or not state.use_cache or not state.has_view(WALK):
         return False
@@ -227,13 +223,13 @@ def write_model(state: ModelState, pause: Callable[[], None] = _let_others_run) 
     header = (present, stats, walk.skipped, dict(state.skipped), len(analyzed), len(slices), walk.unusual)
 
     def produce(out: Any) -> None:
-        names = _Names()
+        numbers: dict[str, int] = {}  # every name written so far (`_NamingPickler`)
 
         def dump(record: Any) -> None:
             # a pickler per record: a memo of the whole model would double the process's memory while it is
             # written, and one pickler's memo, cleared after each record, keeps the table the largest record grew
             # (the header's every path): clearing it each time made writing quadratic (84 s on 100,000 files)
-            names.dump(out, record)
+            _dump(out, record, numbers)
 
         dump(header)
         paused = time.perf_counter()
