@@ -182,6 +182,31 @@ def test_a_resumed_model_holds_one_copy_of_each_name_the_files_share(tmp_path: P
     assert {text: len(ids) for text, ids in copies.items() if len(ids) > 1} == {}
 
 
+def _lookups_built(state: ModelState) -> set[str]:
+    """The repository-wide lookups the universe of `state` has built (each is kept while no path comes or goes)."""
+    u = state.universe
+    built = {f"sorted:{name}" for name in u._sorted} | {f"routes:{name}" for name in u._routes} | \
+        {f"suffixes:{name}" for name in u._suffixes}
+    for name, value in (("fuzzy", u._fuzzy.choices), ("packages", u._packages.full), ("sites", u._roles.sites)):
+        if value is not None:
+            built.add(name)
+    return built
+
+
+def test_a_resumed_model_has_the_lookups_a_scan_builds_so_the_first_edit_does_not(tmp_path: Path) -> None:
+    """A scan builds the repository-wide lookups (documentation sites, path suffixes, packages' names, routes) on
+    the way; a resumed model did not, and the first edit after a restart built them on the editor's loop (half a
+    second on babel, while the findings of every file were being derived beside it)."""
+    root = copy_fixture("acme", tmp_path)
+    _age(root)
+    scanned = _kept_scan(root)
+    resumed = scan_state(root, load_config(root), resume=True)
+    assert resumed.scan.resumed
+    expected = _lookups_built(scanned)
+    assert {"sites", "packages", "suffixes:reversed-paths"} <= expected
+    assert expected <= _lookups_built(resumed)
+
+
 def test_a_kept_model_whose_references_name_nothing_is_never_loaded(tmp_path: Path) -> None:
     """A record refers to a name by its number among those written before it: a number past them, or anything
     but a number, is a damaged model, scanned as before."""

@@ -333,11 +333,11 @@ class _DocumentResolver:
                                      message=f"`{name}` is no longer exported by `{module}`; it was renamed to "
                                              f"`{new_name}`")
         if path_shaped and "/" not in candidate:
-            same = self.u.by_basename(candidate, self.deps)
+            named = self.u.the_file_named(candidate, self.deps)
             # a bare file name names the one file that bears it, unless that file is a test's, an example's, a
             # template's or a demo's away from the document (`webpack.config.js` in a guide is the reader's)
-            if len(same) == 1 and (same[0] in self.u.documents or self.u.is_library(same[0]) or self.near(same[0])):
-                return self.path_reference(origin, span, raw, same[0], line_hint, confidence="fuzzy")
+            if named is not None and (named in self.u.documents or self.u.is_library(named) or self.near(named)):
+                return self.path_reference(origin, span, raw, named, line_hint, confidence="fuzzy")
         if not path_shaped or "/" not in candidate:
             return Reference(origin, span, raw, ReferenceStatus.NONE)
         cleaned = normalise(candidate.lstrip("/").removeprefix("./"))

@@ -35,6 +35,7 @@ from docbridge.engine.base.config import Config
 from docbridge.engine.discovery import imports, references
 from docbridge.engine.discovery.analyze import ANALYZER_VERSIONS
 from docbridge.engine.discovery.files import ANALYZED_KINDS, IgnoreRules, WalkResult, file_kind
+from docbridge.engine.discovery.routes import routes_of
 from docbridge.engine.discovery.universe import build_universe
 from docbridge.engine.state.model_state import ModelState, ScanReport
 from docbridge.engine.state.transitions import Change, apply_changes
@@ -321,6 +322,9 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, walk: Walk, ru
         structure=structure._replace(modules=structure.modules + 1, documentation=structure.documentation + 1))
     del stored
     state, _ = apply_changes(state, [Change(path) for path in sorted(changed)])
+    # built here, as a scan builds them on its way, not by the first edit on the editor's loop
+    state.universe.prepare_lookups()
+    routes_of(state.universe)
     parsed = tuple(sorted(path for path in changed if path in state.universe.documents or path in
                           state.universe.modules))
     analyzed = len(state.universe.documents) + len(state.universe.modules) + len(state.universe.manifests) + \
