@@ -174,8 +174,8 @@ def reachability(ws: ModelState, projection: Any) -> dict[str, Any]:
     documents = counted_documents(ws)
     links: dict[str, set[str]] = {}
     for path, resolution in ws.documents.items():
-        links[path] = {split_id(r.target)[1] for r in resolution.relations
-                       if r.kind == "links-to" and split_id(r.target)[0] == DOCUMENT}
+        links[path] = {split_id(target)[1] for kind, target, _symbol in resolution.relation_keys
+                       if kind == "links-to" and split_id(target)[0] == DOCUMENT}
     entries = entry_documents(ws)
     navigation = navigation_documents(ws)
     seen = set(entries) | navigation
@@ -232,7 +232,7 @@ def connectivity(ws: ModelState) -> dict[str, Any]:
                           and not documented_in_code(ws, layout.areas[a].modules)]
     documents = [d for d in counted_documents(ws) if d in ws.documents and about_code(ws, d)]
     isolated = [d for d in documents
-                if not any(split_id(r.target)[0] in CODE_KINDS for r in ws.documents[d].relations)]
+                if not any(split_id(target)[0] in CODE_KINDS for _, target, _ in ws.documents[d].relation_keys)]
     total = len(areas) + len(documents)
     linked = total - len(undocumented_areas) - len(isolated)
     return {"value": _share(linked, total), "areas": len(areas), "documentedAreas": len(areas) - len(

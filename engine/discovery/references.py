@@ -201,7 +201,6 @@ _STATUS_OF: dict[str, ReferenceStatus] = {status.value: status for status in Ref
 @dataclass(slots=True)
 class DocumentResolution(Positional):
     path: str
-    relations: tuple[Relation, ...]
     references: tuple[Reference, ...]
     notes: tuple[tuple[str, str], ...]
     deps: tuple[Key, ...]  # sorted
@@ -213,6 +212,20 @@ class DocumentResolution(Positional):
     # symbols only fenced code names (`citationContext: code-fence`): kept in the snapshot, never in ranking,
     # findings, reverse indexes or handoffs, which read `relations`
     citations: tuple[Relation, ...] = ()
+    relations_cap: int = 64  # `limits.relations_per_document` when resolved
+
+    @property
+    def relations(self) -> tuple[Relation, ...]:
+        """The relations its references make, derived on each read: kept, they and their evidence were a sixth of
+        a 100,000-file tree's model (a relation, its evidence and the tuple holding it, 230 bytes each), and a
+        few passes over every document read them."""
+        return _document_relations(self.path, self.references, self.relations_cap)[0]
+
+    @property
+    def relation_keys(self) -> tuple[tuple[str, str, str], ...]:
+        """(kind, target, symbol) of each of its relations, in their order: what most readers of the relations
+        ask, made without their evidence."""
+        return tuple(sorted(_grouped(self.path, self.references, self.relations_cap)[0]))
 
 
 
@@ -1165,7 +1178,8 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                 references.append(Reference("relation", span, declaration.ref, ReferenceStatus.UNRESOLVED,
                                             message=f"declared relation endpoint `{missing}` does not resolve"))
     references = sorted_in_runs(references, key=lambda r: (r.span.line, r.span.column, r.origin))
-    relations, truncated = _document_relations(facts, references, universe.config.limits.relations_per_document)
+    cap = universe.config.limits.relations_per_document
+    truncated = _grouped(facts.path, references, cap)[1]
     notes = []
     ambiguous: dict[str, list[Reference]] = defaultdict(list)
     for reference in references:
@@ -1188,9 +1202,9 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
         notes.append((f"fence-relations:{facts.path}",
                       f"Document's fenced code cites more than {universe.config.limits.relations_per_document} "
                       f"symbols; the remainder was not recorded."))
-    return DocumentResolution(facts.path, relations, tuple(references), tuple(notes),
+    return DocumentResolution(facts.path, tuple(references), tuple(notes),
                               shared_keys(sorted_in_runs(resolver.deps)), truncated, tuple(sorted(set(declared))),
-                              tuple(endpoints), citations)
+                              tuple(endpoints), citations, cap)
 
 
 CODE_FENCE = (("citationContext", "code-fence"),)  # the metadata of a relation only fenced code makes
@@ -1230,36 +1244,45 @@ def _fence_citations(resolver: _DocumentResolver, facts: MarkdownFacts, cap: int
     return tuple(relations), truncated
 
 
-def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], cap: int) -> tuple[
-        tuple[Relation, ...], bool]:
-    source = entity_id(DOCUMENT, facts.path)
+_RELATING = frozenset({ReferenceStatus.RESOLVED, ReferenceStatus.FUZZY, ReferenceStatus.ANCHOR_MISSING,
+                       ReferenceStatus.UNVERIFIED})  # the statuses whose references make relations
+
+
+def _grouped(path: str, references: Iterable[Reference], cap: int) -> tuple[
+        dict[tuple[str, str, str], list[Reference]], bool]:
+    """The references of a document that make relations, by relation (kind, target, symbol), in the order they
+    first occur, up to `cap` relations; and whether some were left out."""
+    source = entity_id(DOCUMENT, path)
     groups: dict[tuple[str, str, str], list[Reference]] = {}
-    order: list[tuple[str, str, str]] = []
     truncated = False
     for reference in references:
-        if not reference.relation or not reference.target or reference.status not in (
-                "resolved", "fuzzy", "anchor-missing", "unverified"):
-            continue
-        if reference.target == source:
+        if not reference.relation or not reference.target or reference.status not in _RELATING or \
+                reference.target == source:
             continue
         key = (reference.relation, reference.target, reference.symbol or "")
-        if key not in groups:
+        refs = groups.get(key)
+        if refs is None:
             if len(groups) >= cap:
                 truncated = True
                 continue
-            groups[key] = []
-            order.append(key)
-        groups[key].append(reference)
+            refs = groups[key] = []
+        refs.append(reference)
+    return groups, truncated
+
+
+def _document_relations(path: str, references: Iterable[Reference], cap: int) -> tuple[
+        tuple[Relation, ...], bool]:
+    source = entity_id(DOCUMENT, path)
+    groups, truncated = _grouped(path, references, cap)
     relations = []
-    for key in order:
-        refs = groups[key]
+    for key, refs in sorted(groups.items()):  # in key order, the source being the same
         evidence: list[Evidence] = []
         lines: set[int] = set()
         for ref in refs:
             if ref.span.line in lines or len(evidence) >= MAX_EVIDENCE:
                 continue
             lines.add(ref.span.line)
-            evidence.append(Evidence(facts.path, ref.span.line, ref.span.column, ref.span.end_line,
+            evidence.append(Evidence(path, ref.span.line, ref.span.column, ref.span.end_line,
                                      ref.span.end_column))
         kind, target, symbol = key
         exact = [r for r in refs if r.confidence in ("observed", "declared")]
@@ -1277,6 +1300,5 @@ def _document_relations(facts: MarkdownFacts, references: Iterable[Reference], c
             metadata.append(("written", tuple(sorted({r.text for r in refs}))))
         relations.append(Relation(source, target, kind, tuple(evidence), confidence, provenance, tuple(metadata),
                                   symbol))
-    relations.sort(key=lambda r: r.key)
     return tuple(relations), truncated
 

@@ -151,9 +151,9 @@ def package_audit(ws: ModelState) -> list[Finding]:
     assert layout is not None
     covered: set[str] = set()
     for resolution in ws.documents.values():
-        for relation in resolution.relations:
-            if relation.kind == "covers":
-                covered.add(relation.target)
+        for kind, target, _symbol in resolution.relation_keys:
+            if kind == "covers":
+                covered.add(target)
     out = []
     packages = [p for p in layout.packages.values() if p.directory != "."]
     if packages:

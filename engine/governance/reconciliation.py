@@ -139,9 +139,9 @@ def package_status(ws: ModelState, diagnostics: list[Finding]) -> dict[str, str]
     assert layout is not None
     declared: set[str] = set()
     for resolution in ws.documents.values():
-        for relation in resolution.relations:
-            if relation.kind == "covers":
-                declared |= _packages_of(ws, relation.target)
+        for kind, covered, _symbol in resolution.relation_keys:
+            if kind == "covers":
+                declared |= _packages_of(ws, covered)
         for _, _source, target in resolution.declared_endpoints:
             if target is not None:
                 declared |= _packages_of(ws, target)

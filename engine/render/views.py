@@ -86,9 +86,9 @@ def _documenting(state: ModelState) -> dict[str, list[tuple[str, str]]]:
     def build() -> dict[str, list[tuple[str, str]]]:
         index: dict[str, list[tuple[str, str]]] = {}
         for document, resolution in state.documents.items():
-            for relation in resolution.relations:
-                if relation.kind in ("covers", "mentions"):
-                    index.setdefault(relation.target, []).append((document, relation.kind))
+            for kind, target, _symbol in resolution.relation_keys:
+                if kind in ("covers", "mentions"):
+                    index.setdefault(target, []).append((document, kind))
         return index
     return state.view("render:documenting", build)
 

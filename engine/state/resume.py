@@ -44,7 +44,8 @@ from immutables import Map
 log = logging.getLogger("docbridge.engine")
 
 KIND = "resolved-model"
-LAYOUT = 5  # 5: names written once, records refer to them by number (`_NamingPickler`)
+LAYOUT = 6  # 5: names written once, records refer to them by number (`_NamingPickler`); 6: a document's
+# relations derived from its references, not kept
 # beyond this share of changed files (and this many), a scan (analysis in a pool, then resolution) is quicker
 MAX_CHANGED_SHARE = 0.05
 MAX_CHANGED_FLOOR = 256

@@ -250,12 +250,12 @@ def area_documentation(ws: ModelState) -> AreaDocumentation:
     for doc, resolution in ws.documents.items():
         if library_scope and describes_history(ws, doc):
             continue  # a changelog or a migration guide names what changed; it documents nothing
-        for relation in resolution.relations:
-            if relation.kind in DOCUMENTING_KINDS:
-                area = area_of(relation.target)
+        for kind, target, _symbol in resolution.relation_keys:
+            if kind in DOCUMENTING_KINDS:
+                area = area_of(target)
                 if area is not None:
                     documents[area].add(doc)
-                    if relation.kind != "mentions-symbol":  # its path, not only a name declared in it
+                    if kind != "mentions-symbol":  # its path, not only a name declared in it
                         named[area].add(doc)
                     parent = layout.areas[area].parent_id
                     while parent:  # documenting a nested area documents its parents

@@ -78,8 +78,8 @@ class DocumentedBy:
     @staticmethod
     def derive(state: ModelState, seed: Seed | None) -> _Reverse:
         def contribute(path: str, resolution: DocumentResolution) -> Iterable[tuple[str, Any]]:
-            for relation in resolution.relations:
-                yield relation.target, (path, relation.kind, relation.symbol or None)
+            for kind, target, symbol in resolution.relation_keys:
+                yield target, (path, kind, symbol or None)
         return _derive(state, seed, contribute, lambda e: (e[0], e[1], e[2] or ""))
 
 
