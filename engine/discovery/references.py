@@ -221,6 +221,11 @@ class DocumentResolution(Positional):
         few passes over every document read them."""
         return _document_relations(self.path, self.references, self.relations_cap)[0]
 
+    def bare_relations(self) -> tuple[Relation, ...]:
+        """Its relations without their evidence (what the search's graph reads: half their memory, and the
+        projection's build holds every relation of the repository at once)."""
+        return _document_relations(self.path, self.references, self.relations_cap, with_evidence=False)[0]
+
     @property
     def relation_keys(self) -> tuple[tuple[str, str, str], ...]:
         """(kind, target, symbol) of each of its relations, in their order: what most readers of the relations
@@ -1270,7 +1275,7 @@ def _grouped(path: str, references: Iterable[Reference], cap: int) -> tuple[
     return groups, truncated
 
 
-def _document_relations(path: str, references: Iterable[Reference], cap: int) -> tuple[
+def _document_relations(path: str, references: Iterable[Reference], cap: int, with_evidence: bool = True) -> tuple[
         tuple[Relation, ...], bool]:
     source = entity_id(DOCUMENT, path)
     groups, truncated = _grouped(path, references, cap)
@@ -1278,7 +1283,7 @@ def _document_relations(path: str, references: Iterable[Reference], cap: int) ->
     for key, refs in sorted(groups.items()):  # in key order, the source being the same
         evidence: list[Evidence] = []
         lines: set[int] = set()
-        for ref in refs:
+        for ref in refs if with_evidence else ():
             if ref.span.line in lines or len(evidence) >= MAX_EVIDENCE:
                 continue
             lines.add(ref.span.line)

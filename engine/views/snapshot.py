@@ -301,11 +301,12 @@ def build_snapshot(ws: Workspace) -> Snapshot:
     return Snapshot(entities, relations, coverage, ws.reuse_report(), config.content_hash(), hashes)
 
 
-def _relations(ws: Workspace, hashes: dict[str, str]) -> tuple[list[Relation], dict[str, Entity]]:
+def _relations(ws: Workspace, hashes: dict[str, str], with_evidence: bool = True) -> tuple[
+        list[Relation], dict[str, Entity]]:
     """Every relation of the snapshot, merged and sorted; and the unresolved names documents declare."""
     relations: list[Relation] = []
     for resolution in ws.documents.values():
-        relations.extend(resolution.relations)
+        relations.extend(resolution.relations if with_evidence else resolution.bare_relations())
         relations.extend(resolution.citations)  # fenced code's citations (merged into a mention of the same symbol)
     for module_resolution in ws.modules.values():
         relations.extend(module_resolution.relations)
@@ -319,8 +320,9 @@ def _relations(ws: Workspace, hashes: dict[str, str]) -> tuple[list[Relation], d
 
 
 def relations_of(ws: Workspace) -> list[Relation]:
-    """The snapshot's relations without its entities (what the retrieval projection reads)."""
-    return _relations(ws, {})[0]
+    """The snapshot's relations without its entities, its documents' relations without their evidence (what the
+    retrieval projection reads)."""
+    return _relations(ws, {}, with_evidence=False)[0]
 
 
 def units_of(ws: Workspace) -> list[tuple[str, str, str, Callable[[], Entity]]]:
