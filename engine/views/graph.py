@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from docbridge.engine.base.memo import ViewKey
-from docbridge.engine.base.model import Evidence, Relation
+from docbridge.engine.base.model import Evidence, Relation, sorted_by_key
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -75,10 +75,8 @@ class Digraph:
 def build_digraph(relations: Iterable[Relation], kinds: frozenset[str]) -> Digraph:
     """A simple directed graph of the chosen relation kinds between internal entities, in sorted order."""
     edges: dict[tuple[str, str], Relation] = {}
-    for relation in sorted(relations, key=lambda r: r.key):
-        if relation.kind not in kinds or relation.source == relation.target:
-            continue
-        if not (_internal(relation.source) and _internal(relation.target)):
+    for relation in sorted_by_key(r for r in relations if r.kind in kinds):
+        if relation.source == relation.target or not (_internal(relation.source) and _internal(relation.target)):
             continue
         edges.setdefault((relation.source, relation.target), relation)
     successors: dict[str, list[str]] = defaultdict(list)

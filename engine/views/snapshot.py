@@ -32,6 +32,7 @@ from docbridge.engine.base.model import (
     Evidence,
     Relation,
     entity_id,
+    sort_by_key,
     split_id,
 )
 from docbridge.engine.discovery.files import INVALID_IGNORE_PATTERN
@@ -344,18 +345,24 @@ def units_of(ws: Workspace) -> list[tuple[str, str, str, Callable[[], Entity]]]:
 
 
 def _merge(relations: list[Relation]) -> list[Relation]:
-    """One relation per (source, kind, target, discriminator); evidence unioned in order."""
-    merged: dict[tuple[str, str, str, str], Relation] = {}
+    """One relation per (source, kind, target, discriminator), sorted; evidence unioned in order. Sorted in place
+    (stable: the first of a key stays first) and merged where neighbours share a key: a table of every key was
+    the peak of a search index's first build on a large repository (the projection reads every relation)."""
+    sort_by_key(relations)
+    merged: list[Relation] = []
+    previous: tuple[str, str, str, str] | None = None
     for relation in relations:
         key = relation.key
-        existing = merged.get(key)
-        if existing is None:
-            merged[key] = relation
-        else:
-            evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:MAX_EVIDENCE]
-            merged[key] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
-                                   existing.provenance, existing.metadata, existing.symbol)
-    return [merged[k] for k in sorted(merged)]
+        if key != previous:
+            merged.append(relation)
+            previous = key
+            continue
+        existing = merged[-1]
+        evidence = tuple(dict.fromkeys(existing.evidence + relation.evidence))[:MAX_EVIDENCE]
+        merged[-1] = Relation(existing.source, existing.target, existing.kind, evidence, existing.confidence,
+                              existing.provenance, existing.metadata, existing.symbol)
+    relations.clear()
+    return merged
 
 
 def _containment(ws: Workspace) -> list[Relation]:
