@@ -210,7 +210,7 @@ class DocumentResolution(Positional):
     # None when that endpoint resolves to nothing
     declared_endpoints: tuple[tuple[int, str | None, str | None], ...] = ()
     # symbols only fenced code names (`citationContext: code-fence`): kept in the snapshot, never in ranking,
-    # findings, reverse indexes or handoffs, which read `relations`
+    # findings, reverse indexes or handoffs, which read `relations` or `relation_keys`
     citations: tuple[Relation, ...] = ()
     relations_cap: int = 64  # `limits.relations_per_document` when resolved
 

@@ -57,7 +57,7 @@ GLOBAL_SUGGESTIONS = 3000  # up to this many paths, a missing path is compared w
 NEAR_SUGGESTIONS = 2000  # beyond it, with at most this many paths of its directory
 RENAME_SIMILARITY = 60  # rapidfuzz ratio (0-100) above which a new export is taken for a renamed one
 MAX_RENAMES = 512
-SUFFIX_SEGMENTS = 4  # the longest path tail `by_suffix` indexes
+SUFFIX_SEGMENTS = 4  # the longest path tail (in segments) `by_suffix` answers for
 
 Key = tuple[str, ...]
 EMPTY: Map[Any, Any] = Map()
