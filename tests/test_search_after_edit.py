@@ -115,15 +115,18 @@ def test_search_right_after_edits_ranks_as_a_fresh_build_and_forgets_the_old_tex
     ws.retriever()
     billing = (root / "docs/billing.md").read_text(encoding="utf-8")
     invoice = (root / "src/billing/invoice.ts").read_text(encoding="utf-8")
+    # the code's own names too (read for a question about how code works, with their own statistics)
+    coded = invoice + "\n// numbered by the quokkaledger sequence\nconst platypusSequence = { next: 1 }\n"
     edits = [("docs/billing.md", billing + "\nRefunds settle through the quokkaledger.\n"),
-             ("src/billing/invoice.ts", invoice + "\n// numbered by the quokkaledger sequence\n"),
+             ("src/billing/invoice.ts", coded),
              ("docs/billing.md", billing + "\nRefunds settle through the wombatledger.\n")]
+    mechanism = ["where is the platypus sequence computed", "how are invoice numbers computed internally"]
     for path, text in edits:
         fresh = edit_and_rescan(ws, root, path, text)
         patched = ws.retriever()
         assert patched.lexical.patched_since_built()
         rebuilt = Retriever(fresh.projection())
-        for query in [*queries, "quokkaledger", "wombatledger", "refunds settle"]:
+        for query in [*queries, *mechanism, "quokkaledger", "wombatledger", "refunds settle"]:
             assert [r.entry.id for r in patched.search(query, 10)] == [r.entry.id for r in rebuilt.search(query, 10)], \
                 query
     # what the language server does once edits pause (`search.warmAfterMs`): the lexical index built again, exact,
@@ -133,9 +136,10 @@ def test_search_right_after_edits_ranks_as_a_fresh_build_and_forgets_the_old_tex
     assert whole.by_symbol is patched.by_symbol and whole.index_of is patched.projection.by_id.positions
     assert whole.lexical.packed_masks() is patched.lexical.packed_masks()
     assert whole.lexical.packed_masks() == rebuilt.lexical.packed_masks()
-    for query in [*queries, "quokkaledger", "wombatledger", "refunds settle"]:
+    for query in [*queries, *mechanism, "quokkaledger", "wombatledger", "refunds settle"]:
         assert [(r.entry.id, r.score) for r in whole.search(query, 10)] == \
             [(r.entry.id, r.score) for r in rebuilt.search(query, 10)], query
+    assert [r.entry.id for r in patched.search(mechanism[0], 3)][:1] == ["module:src/billing/invoice.ts"]
     found = [r.entry.id for r in ws.retriever().search("quokkaledger", 5)]
     assert found == ["module:src/billing/invoice.ts"]  # the page no longer says it
     assert [r.entry.id for r in ws.retriever().search("wombatledger", 5)][:1] == ["document:docs/billing.md"]

@@ -140,6 +140,31 @@ def test_what_a_module_says_about_itself() -> None:
     assert module.summary is None and 0 < len(module.prose) <= 3000
 
 
+def test_a_module_keeps_the_names_its_code_is_written_with() -> None:
+    words = facts("src/storage/cache.ts").code_words.split(" ")
+    # the names of the code, each once, in order: types, members, parameters, locals, calls
+    assert words[:3] == ["CacheEntry", "value", "expiresAt"]
+    assert {"MemoryCache", "entries", "defaultTtlMs", "now", "Date", "key", "entry", "sweep", "removed",
+            "ttlMs"} <= set(words)
+    assert len(words) == len(set(words))
+    # keywords and one- or two-letter names are not names of the code; the comments are its prose, not its code
+    assert not {"export", "interface", "class", "private", "readonly", "const", "return", "for", "of", "let",
+                "new", "this", "T"} & set(words)
+    assert not {"replica", "reload", "stale", "Drop", "expired"} & set(words)
+    text = ("import { fetchAll } from './remote'\nconst { readLater } = require('./later')\n"
+            "// retry once before giving up\nconst ignored = ['**/.git/**', 'index.html']\n"
+            "export function load() { fetchAll(readLater); return fail('The cache could not be loaded') }\n")
+    words = analyze_typescript("src/load.ts", text).code_words.split(" ")
+    # a literal without a space is a name, a path or a key; a message is prose
+    assert {"ignored", "git", "index", "html", "load", "fail"} <= set(words)
+    assert not {"retry", "once", "giving", "cache", "loaded"} & set(words)
+    # what it imports is another module's: neither the import nor the names it binds, wherever they are used
+    assert not {"fetchAll", "remote", "readLater"} & set(words)
+    # bounded: a generated table of names keeps its first names up to the limit
+    many = "".join(f"export const name{i} = {i}\n" for i in range(5000))
+    assert 0 < len(analyze_typescript("src/table.ts", many).code_words) <= 6000
+
+
 def test_a_module_says_whether_its_text_is_ascii_throughout() -> None:
     assert analyze_typescript("src/a.ts", "export const a = 1;\n").ascii
     assert not analyze_typescript("src/b.ts", "export const café = 'olá';\n").ascii

@@ -99,6 +99,8 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
         out["dependents"] = entry.dependents
     if entry.agent_signal:
         out["agentSignal"] = entry.agent_signal
+    if entry.code:
+        out["codeWords"] = entry.code  # what ranks a module for a question about how something is implemented
     return out
 
 
@@ -117,7 +119,8 @@ def _entry_from_json(data: dict[str, Any]) -> Entry:
                  area_id=graph.get("areaId"), package_id=graph.get("packageId"), edges=tuple(edges),
                  covered_by=tuple(graph.get("coveredBy", ())), mentioned_by=tuple(graph.get("mentionedBy", ())),
                  surface=data.get("surface"), variant_of=data.get("variantOf"), variants=int(data.get("variants", 0)),
-                 dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agentSignal", 0.0)))
+                 dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agentSignal", 0.0)),
+                 code=str(data.get("codeWords") or ""))
 
 
 def _lexical(projection: Projection) -> dict[str, Any]:

@@ -416,6 +416,9 @@ class ModuleFacts(Row):
     site_mounts: tuple[tuple[str, str], ...] = ()
     # ...and (folder as written, sidebar file as written) of each that names its sidebar (`sidebarPath`)
     site_sidebars: tuple[tuple[str, str], ...] = ()
+    # the names its code is written with, each once, space-separated and bounded: what search reads for a question
+    # about how something is implemented (`docbridge.engine.discovery.typescript`)
+    code_words: str = ""
     kind: ClassVar[str] = MODULE
     _nested: ClassVar[dict[str, type[Row]]] = {"exports": Export, "imports": Import, "wiring": Import}
 

@@ -10,6 +10,12 @@ Two scoring layouts are supported:
 - `fields`: one BM25 per field, boosted by its weight and summed (tantivy's per-field boosts).
 `docbridge bench retrieval --lexical fields` compares the two on a suite (see the README for the figures).
 
+A module's code words (the names its code is written with, `Entry.code`) are a field of their own in the combined
+layout, outside the combined field: a search asks for them (`code=True`) only for a question about how something
+is implemented, where their BM25, weighted CODE_WEIGHT, is added to the combined field's. For a name, a task or a
+topic, a name a module merely uses would pull it ahead of the module that declares it or the page that explains
+it; for a mechanism, the module written with the question's words is the one that does it.
+
 BM25's parameters: tantivy fixes k1 = 1.2 and b = 0.75, and the default ranking is its score. Other values
 (`retrieval.params`, `tune`) rescore: the hits are gathered by tantivy as usual (twice as many as asked for),
 then each one's score is recomputed from what tantivy's explanation of it records (every matched term's idf,
@@ -48,6 +54,9 @@ WHITESPACE = "ws"
 # to the build's peak on a 20,000-file tree (a second of several segments merged costs about 4 % of the build)
 WRITER_HEAP = 15_000_000
 BODY = "body"
+CODE = "code"
+CODE_WEIGHT = 1.0  # the code words' BM25 beside the combined field's (whose weights are the body's 1 and up)
+_CODE_FIELD = 2  # the code field's number in the combined schema (after `n` and `all`), as explanations name it
 _BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
 _NAMING = _BITS["title"] | _BITS["headings"] | _BITS["path"]
 _TITLING = _BITS["title"] | _BITS["path"]
@@ -98,7 +107,7 @@ class LexicalIndex:
         if path is not None and mode != "combined":
             raise ValueError("only the combined layout is written to disk")
         self._setup(entries, weights, mode)
-        self.schema = _schema(["all"] if mode == "combined" else list(self.weights))
+        self.schema = _schema(["all", CODE] if mode == "combined" else list(self.weights))
         self.index = tantivy.Index(self.schema, path=str(path)) if path is not None else tantivy.Index(self.schema)
         self.index.register_tokenizer(WHITESPACE, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
         writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
@@ -107,14 +116,16 @@ class LexicalIndex:
             raise ValueError("the packed masks are not of these entries")
         self._packed = packed if packed is not None else []
         lengths: list[int] = []
+        code_tokens = 0
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
             for values in per_field.values():
                 vocabulary.update(values)
             if packed is None:
                 self._packed.append(_pack(per_field))
-            document, length = self._document(number, per_field)
+            document, length, code_length = self._document(number, per_field, entry.code)
             lengths.append(length)
+            code_tokens += code_length
             writer.add_document(document)
         writer.commit()
         writer.wait_merging_threads()
@@ -123,18 +134,19 @@ class LexicalIndex:
         # one string, split when a query first needs the words (typo correction): a list of 140,000 strings held
         # 9 MB of a 20,000-file tree's index, the string 1 MB
         self._load_vocabulary = partial(_split_words, "\n".join(sorted(vocabulary)))
-        self._lengths, self._tokens = lengths, sum(lengths)
+        self._lengths, self._tokens, self._code_tokens = lengths, sum(lengths), code_tokens
         self._shared = _Shared(self)
 
     def patched_since_built(self) -> bool:
         """Whether this index was patched (`patched`): it then rescores every hit, and a build is exact."""
         return self._stale
 
-    def _document(self, number: int, per_field: dict[str, list[str]]) -> tuple[Any, int]:
-        """The index's document for entry `number`, and the length of its combined field in tokens."""
+    def _document(self, number: int, per_field: dict[str, list[str]], code: str) -> tuple[Any, int, int]:
+        """The index's document for entry `number`, and the lengths of its combined field and its code words in
+        tokens."""
         document = tantivy.Document()
         document.add_unsigned("n", number)
-        length = 0
+        length = code_length = 0
         if self.mode == "combined":
             parts = []
             for name, weight in self.weights.items():
@@ -144,10 +156,14 @@ class LexicalIndex:
                     parts.extend([text] * repeat)
                     length += len(per_field[name]) * repeat
             document.add_text("all", " ".join(parts))
+            if code:
+                code_tokens = tokens(code)
+                code_length = len(code_tokens)
+                document.add_text(CODE, " ".join(code_tokens))
         else:
             for name in self.weights:
                 document.add_text(name, " ".join(per_field[name]))
-        return document, length
+        return document, length, code_length
 
     def patched(self, entries: list[Entry], changed: tuple[int, ...]) -> LexicalIndex | None:
         """This index with the entries at the positions `changed` replaced by `entries`' (the same positions, the
@@ -170,6 +186,7 @@ class LexicalIndex:
         new.index, new.schema, new._shared = self.index, self.schema, shared
         packed = list(self.packed_masks())
         lengths = list(self._lengths)
+        code_tokens = self._code_tokens
         added: set[str] = set()
         removed: set[str] = set()
         with shared.lock:
@@ -184,7 +201,9 @@ class LexicalIndex:
                     for values in per_field.values():
                         added.update(values)
                     packed[number] = _pack(per_field)
-                    document, lengths[number] = new._document(number, per_field)
+                    code_tokens -= len(tokens(self.entries[number].code))
+                    document, lengths[number], code_length = new._document(number, per_field, entries[number].code)
+                    code_tokens += code_length
                     writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "n", number))
                     writer.add_document(document)
                 writer.commit()
@@ -201,7 +220,7 @@ class LexicalIndex:
         # the writer's arena and the segments merged away, freed, given back: glibc kept them, and a server's
         # first patches grew it by 28 MB on a 20,000-file tree (then 8 MB, trimmed; a trim takes about a millisecond)
         release_free_memory()
-        new._packed, new._lengths, new._tokens = packed, lengths, sum(lengths)
+        new._packed, new._lengths, new._tokens, new._code_tokens = packed, lengths, sum(lengths), code_tokens
         new._stale = True
         # the vocabulary: the last one listed, with the words of every patch since checked when first asked
         if self._vocabulary is not None:
@@ -255,6 +274,8 @@ class LexicalIndex:
         self._words: tuple[Callable[[], list[str]], frozenset[str]] = (list, frozenset())
         self._lengths = None
         self._tokens = 0  # the sum of `_lengths`
+        self._code_tokens = 0  # the code words' tokens, all entries together
+        self._code_df: dict[str, int] = {}
 
     def vocabulary(self) -> list[str]:
         """Every indexed token, sorted (for typo-tolerant expansion of a query term that matches nothing)."""
@@ -286,6 +307,15 @@ class LexicalIndex:
             self._df[token] = cached
         return cached
 
+    def code_doc_freq(self, token: str) -> int:
+        """How many entries' code words hold `token` (documents alive only: a patched index's tantivy still
+        counts deleted ones)."""
+        cached = self._code_df.get(token)
+        if cached is None:
+            found: Any = self.searcher.search(tantivy.Query.term_query(self.schema, CODE, token), 1, count=True)
+            cached = self._code_df[token] = int(found.count)
+        return cached
+
     def idf(self, token: str) -> float:
         df = self.doc_freq(token)
         return max(0.0, math.log(1 + (self.count - df + 0.5) / (df + 0.5))) if df else 0.0
@@ -308,13 +338,22 @@ class LexicalIndex:
         """BM25 with these `k1` and `b` (each defaulting to tantivy's) from now on; see the module's note."""
         self.k1, self.b = float(params.get("k1", K1)), float(params.get("b", B))
 
-    def search(self, query_tokens: list[str], limit: int, boosts: dict[str, float] | None = None) -> list[Hit]:
+    def search(self, query_tokens: list[str], limit: int, boosts: dict[str, float] | None = None,
+               code: bool = False) -> list[Hit]:
+        """The best `limit` entries for the tokens (each weighted by its boost, 1 unless given); with `code`, the
+        modules' code words count too (a question about how something is implemented)."""
         if not query_tokens or self.count == 0:
             return []
         query = self._query(query_tokens, boosts or {})
+        if code and self.mode == "combined" and CODE in self.schema_fields():
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Should, query)] + [
+                (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self.schema, CODE, token),
+                                                                 CODE_WEIGHT * (boosts or {}).get(token, 1.0)))
+                for token in query_tokens])
         tuned = (self.k1, self.b) != (K1, B) or self._stale
         result = self.searcher.search(query, limit * RESCORE_DEPTH if tuned else limit)
-        statistics = _Statistics(self.count, self.doc_freq, self._tokens / self.count) if self._stale else None
+        statistics = _Statistics(self.count, self.doc_freq, self._tokens / self.count, self.code_doc_freq,
+                                 self._code_tokens / self.count) if self._stale else None
         hits = []
         for score, address in result.hits:
             number = self.searcher.doc(address)["n"][0]
@@ -335,6 +374,27 @@ class LexicalIndex:
             hits = sorted(hits, key=(lambda hit: (-hit.bm25, hit.entry)) if self._stale else (lambda hit: -hit.bm25))
             hits = hits[:limit]
         return hits
+
+    def schema_fields(self) -> frozenset[str]:
+        """The text fields of the index (an index written before code words were indexed has no `code`)."""
+        found = getattr(self, "_schema_fields", None)
+        if found is None:
+            found = self._schema_fields = frozenset(
+                name for name in ("all", CODE, *FIELDS) if _has_field(self.schema, name))
+        return found
+
+    def code_held(self, entry: int, query_tokens: list[str]) -> list[str]:
+        """The query terms an entry's code words hold, asked of the index (for an explanation)."""
+        if self.mode != "combined" or CODE not in self.schema_fields():
+            return []
+        only = tantivy.Query.term_query(self.schema, "n", entry)
+        held = []
+        for token in dict.fromkeys(query_tokens):
+            term = tantivy.Query.term_query(self.schema, CODE, token)
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, term), (tantivy.Occur.Must, only)])
+            if self.searcher.search(query, 1).hits:
+                held.append(token)
+        return sorted(held)
 
     def packed_masks(self) -> list[str]:
         """Per entry, the fields other than the body that hold each of its tokens, as `token:mask` words: what
@@ -406,9 +466,10 @@ class LexicalIndex:
         """The query terms an entry's title or path holds (what it is called, not what its sections are)."""
         return [t for t, mask in zip(query_tokens, self.masks_of(entry, query_tokens)) if mask & _TITLING]
 
-    def matched(self, entry: int, query_tokens: list[str], body: bool = True) -> dict[str, list[str]]:
+    def matched(self, entry: int, query_tokens: list[str], body: bool = True, code: bool = False) -> dict[
+            str, list[str]]:
         """Which query terms each field of an entry contains (for aboutness and explanations); the body,
-        the longest field, only when asked."""
+        the longest field, only when asked, and its code words when the search read them (`code`)."""
         out = {}
         unique = list(dict.fromkeys(query_tokens))
         masks = dict(zip(unique, self.masks_of(entry, unique)))
@@ -426,6 +487,8 @@ class LexicalIndex:
                 found = sorted({t for t in query_tokens if masks.get(t, 0) & bit})
             if found:
                 out[name] = found
+        if code and (in_code := self.code_held(entry, query_tokens)):
+            out[CODE] = in_code
         return out
 
 
@@ -436,6 +499,27 @@ class _Statistics:
     count: int
     doc_freq: Callable[[str], int]
     average: float
+    code_doc_freq: Callable[[str], int]  # the same two of the code words' field
+    code_average: float
+
+
+def _has_field(schema: Any, name: str) -> bool:
+    try:
+        tantivy.Query.term_query(schema, name, "x")
+    except ValueError:
+        return False
+    return True
+
+
+def _field(node: dict[str, Any]) -> int | None:
+    """The field number of a TermQuery's explanation (`Term(field=1, ...)`)."""
+    for context in node.get("context") or ():
+        text = str(context)
+        start = text.find("Term(field=")
+        if start >= 0:
+            digits = text[start + len("Term(field="):].split(",", 1)[0]
+            return int(digits) if digits.isdigit() else None
+    return None
 
 
 def _term(node: dict[str, Any]) -> str | None:
@@ -486,9 +570,10 @@ def _rescored(node: dict[str, Any], k1: float, b: float, statistics: _Statistics
             term = _term(node)
             if term is None:
                 return None
-            df = statistics.doc_freq(term)
+            on_code = _field(node) == _CODE_FIELD
+            df = (statistics.code_doc_freq if on_code else statistics.doc_freq)(term)
             idf = math.log(1 + (statistics.count - df + 0.5) / (df + 0.5))
-            average = statistics.average
+            average = statistics.code_average if on_code else statistics.average
         scale = 1 - b + b * length / average if average > 0 else 1.0
         return idf * freq / (freq + k1 * scale)
     if description.startswith("Boost x") and len(details) == 1:

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 9
+PROJECTION_VERSION = 10
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 _FIELD_NAMES = frozenset(FIELDS)
@@ -170,6 +170,9 @@ class Entry:
     variants: int = 0  # on a canonical copy: how many variants point to it
     dependents: int = 0  # on a package: how many of the repository's packages depend on it
     agent_signal: float = 0.0  # accepted enrichment (rank hints, canonical marker), 0..1
+    # a module's code words (`ModuleFacts.code_words`): indexed apart from the fields, and read only for a question
+    # about how something is implemented (`docbridge.engine.retrieval.lexical`)
+    code: str = ""
 
     def __post_init__(self) -> None:
         if type(self.fields) is dict and self.fields.keys() <= _FIELD_NAMES:
@@ -198,6 +201,8 @@ class Entry:
         }
         if self.agent_signal:
             out["agent_signal"] = self.agent_signal
+        if self.code:
+            out["code"] = self.code
         return out
 
 
@@ -259,7 +264,7 @@ def entry_from_json(data: dict[str, Any], edges_made: dict[tuple[str, ...], Edge
         _texts(edge)
     for key in ("id", "kind", "path", "title", "content_hash", "provenance", "confidence"):
         _text(data[key])
-    for key in ("summary", "audience", "ownership_id", "surface", "variant_of"):
+    for key in ("summary", "audience", "ownership_id", "surface", "variant_of", "code"):
         _optional_text(data.get(key))
     for key in ("area_id", "package_id"):
         _optional_text(graph.get(key))
@@ -285,7 +290,8 @@ def entry_from_json(data: dict[str, Any], edges_made: dict[tuple[str, ...], Edge
         covered_by=tuple(map(sys.intern, graph.get("covered_by", ()))),
         mentioned_by=tuple(map(sys.intern, graph.get("mentioned_by", ()))), surface=data.get("surface"),
         variant_of=data.get("variant_of"), variants=int(data.get("variants", 0)),
-        dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)))
+        dependents=int(data.get("dependents", 0)), agent_signal=float(data.get("agent_signal", 0.0)),
+        code=data.get("code") or "")
 
 
 class EntriesById(Mapping[str, "Entry"]):
@@ -557,7 +563,9 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
     body = facts.body if facts else ""
     module_facts = ws.universe.modules.get(entity.path) if entity.kind == MODULE else None
     own_summary = None
+    code = ""
     if isinstance(module_facts, ModuleFacts):
+        code = module_facts.code_words
         # a module's outline (the public members of its classes) is what headings are to a document
         body, own_summary = module_facts.prose, module_facts.summary
         headings = list(module_facts.outline)
@@ -622,7 +630,7 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         audience=_audience(classification), aliases=tuple(aliases), symbols=kept_symbols,
         declared=declared_count(kept_symbols, declared), tags=_TAGS.same(tuple(tags)), fields=fields,
         content_hash=entity.content_hash or canonical_hash({"id": entity.id, "path": entity.path}),
-        provenance=entity.provenance, confidence=entity.confidence,
+        provenance=entity.provenance, confidence=entity.confidence, code=code,
         ownership_id=owner.id if owner else None, pagerank=graph.ranks.get(entity.id, 0.0), area_id=area_id,
         package_id=package_id, edges=graph.edges.get(entity.id, ()),
         covered_by=graph.covered_by.get(entity.id, ()), mentioned_by=graph.mentioned_by.get(entity.id, ()),

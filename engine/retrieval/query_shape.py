@@ -114,6 +114,12 @@ class QueryShape:
     excluded_terms: frozenset[str] = frozenset()  # their tokens, and their glossary readings' (`cobertura`: coverage)
     file_name: bool = False  # one word that is a file name with its extension (build.md)
 
+    @property
+    def reads_code(self) -> bool:
+        """How something works or where the code does it: the names a module's code is written with are evidence
+        (engine.retrieval.lexical's code words)."""
+        return self.asks_implementation or self.form == "implementation"
+
     def intents(self) -> list[str]:
         """The reading `--explain` shows: what kind of answer the query asks for, in words."""
         found = []

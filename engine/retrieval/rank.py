@@ -10,7 +10,8 @@
    indexed word.
 2. Candidates: the lexical hits and the entries the query names.
 3. Score each candidate:
-   - lexical: BM25 (docbridge.engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking;
+   - lexical: BM25 (docbridge.engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking; for a
+     question about how something works or where the code does it, a module's code words count too;
    - prior: the multiplicative priors (docbridge.engine.retrieval.priors, one row per prior: the shape of the query
      against the kind and place of the entry), which can only scale evidence that exists;
    - aboutness: 1 + ABOUTNESS × the share of the query's weight (IDF, scaled as BM25 scales it: a word the glossary
@@ -335,7 +336,7 @@ class Retriever:
             return []
         reading = read_query(query, query_tokens, self.has_file_named)
         terms, boosts, corrected = self._matched_terms(reading)
-        hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts)
+        hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts, code=reading.shape.reads_code)
         candidates = self._candidates(hits, reading.shape)
         shape = replace(reading.shape, declared=identity.declared(self, reading.shape))
         weight, total = self._query_weight(reading, terms, boosts, corrected)
@@ -353,14 +354,14 @@ class Retriever:
                    if (result := self._result(candidate, scored, own, lenders, reading, terms, corrected)) is not None]
         if shape.asks_unit:
             results = units.gather(self, results, shape, partial(self._gathered, reading, terms, corrected))
-        return self._finish(results, terms, limit, kinds, floor)
+        return self._finish(results, terms, limit, kinds, floor, reading.shape.reads_code)
 
     # ------------------------------------------------------------------ the stages
 
     def _matched_terms(self, reading: QueryReading) -> tuple[list[str], dict[str, float], dict[str, str]]:
         """The tokens matched as text, with their weights (1 unless given) and the typos corrected: the query's,
         then the glossary's readings of it."""
-        terms, boosts, corrected = self._tolerate_typos(reading.terms, reading.protected)
+        terms, boosts, corrected = self._tolerate_typos(reading.terms, reading.protected, reading.shape.reads_code)
         for token, weight in reading.shared.items():
             if token in terms and token not in boosts:
                 boosts[token] = weight
@@ -370,16 +371,17 @@ class Retriever:
                 boosts[token] = weight
         return terms, boosts, corrected
 
-    def _tolerate_typos(self, terms: list[str], protected: set[str] | frozenset[str] = frozenset()) -> tuple[
-            list[str], dict[str, float], dict[str, str]]:
+    def _tolerate_typos(self, terms: list[str], protected: set[str] | frozenset[str] = frozenset(),
+                        code: bool = False) -> tuple[list[str], dict[str, float], dict[str, str]]:
         """A term that matches nothing is replaced by an indexed word very close to it (Jaro-Winkler ≥ 0.9,
-        same first letter; the most used of the nearly closest), at a reduced weight: `erros` finds `error`."""
+        same first letter; the most used of the nearly closest), at a reduced weight: `erros` finds `error`. When
+        the search reads code words (`code`), a term they hold matches something."""
         boosts: dict[str, float] = {}
         corrected: dict[str, str] = {}
         out = []
         for term in terms:
             if len(term) < 4 or is_cjk(term) or not term.isalpha() or term in protected or \
-                    self.lexical.doc_freq(term) > 0:
+                    self.lexical.doc_freq(term) > 0 or (code and self.lexical.code_doc_freq(term) > 0):
                 out.append(term)
                 continue
             from rapidfuzz import process  # deferred: only a query with an unknown word needs it
@@ -485,7 +487,7 @@ class Retriever:
                       translated=reading.translated, shape=reading.shape)
 
     def _finish(self, results: list[Result], terms: list[str], limit: int, kinds: list[str] | None,
-                floor: float) -> list[Result]:
+                floor: float, code: bool = False) -> list[Result]:
         """Order; drop what falls below the floor; fold the copies of a page; keep the kinds asked for."""
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
@@ -504,7 +506,7 @@ class Retriever:
         results = results[:limit]
         for result in results:  # which fields hold which terms, for an explanation
             if result.complete is None and result.surfaced_by is None:
-                result.complete = partial(self.lexical.matched, self.index_of[result.entry.id], terms)
+                result.complete = partial(self.lexical.matched, self.index_of[result.entry.id], terms, code=code)
         return results
 
 

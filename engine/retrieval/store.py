@@ -350,6 +350,7 @@ def _build(root: Path, building: Path, target: Path, projection: Any) -> Path:
     lean = [e.to_json() for e in projection.entries]
     for entry in lean:
         entry["fields"] = {}  # the index and masks.json hold what ranking reads of them
+        entry.pop("code", None)  # ...and the index a module's code words
         entry["graph"]["edges"] = []  # edges.json holds them, read per entry
         # what ranking does not read (handoffs and lookups read the full projection)
         entry["graph"]["covered_by"], entry["graph"]["mentioned_by"] = [], []
