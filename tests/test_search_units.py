@@ -185,3 +185,25 @@ def test_a_unit_that_holds_a_quarter_of_the_code_gathers_nothing(tmp_path: Path)
     results = search(make_repo(tmp_path, files), "where do I change the html transform", limit=20)
     assert all(r["explain"]["components"]["memberEvidence"] == 0 for r in results)
     assert results[0]["path"] == "src/server/html.ts"
+
+
+def test_the_unit_asked_for_is_a_candidate_however_many_pages_say_its_words_more(tmp_path: Path) -> None:
+    # 300 pages whose titles and text repeat the question's words fill the first lexical hits; the package that
+    # owns the thing is named by two of them and says them once
+    pages = {f"docs/recipes/chart-renderer-{n:03}.md": f"# Chart renderer recipe {n}\n\nThe chart renderer draws "
+             f"charts. Chart renderer options, renderer themes and chart colours for recipe {n}.\n"
+             for n in range(300)}
+    root = make_repo(tmp_path / "repo", {
+        "package.json": json.dumps({"name": "charts-monorepo", "private": True, "workspaces": ["packages/*"]}),
+        "packages/chart-renderer/package.json": json.dumps(
+            {"name": "@kit/chart-renderer", "version": "1.0.0", "description": "Draws charts."}),
+        "packages/chart-renderer/src/index.ts": _module("draws the chart", "draw"),
+        "packages/chart-renderer-themes/package.json": json.dumps(
+            {"name": "@kit/chart-renderer-themes", "version": "1.0.0", "description": "Colour themes."}),
+        "packages/chart-renderer-themes/src/index.ts": _module("colour themes for the renderer", "theme"),
+        **pages})
+    payload = docbridge_json("search", "which package owns the chart renderer", "--root", str(root), "--json",
+                             "--explain", "--limit", "5")
+    first = payload["results"][0]
+    assert first["id"] == "package:@kit/chart-renderer", [r["id"] for r in payload["results"]]
+    assert first["explain"]["components"]["lexical"] > 0  # its own words, not only its modules'

@@ -339,10 +339,11 @@ class LexicalIndex:
         self.k1, self.b = float(params.get("k1", K1)), float(params.get("b", B))
 
     def search(self, query_tokens: list[str], limit: int, boosts: dict[str, float] | None = None,
-               code: bool = False) -> list[Hit]:
+               code: bool = False, among: list[int] | None = None) -> list[Hit]:
         """The best `limit` entries for the tokens (each weighted by its boost, 1 unless given); with `code`, the
-        modules' code words count too (a question about how something is implemented)."""
-        if not query_tokens or self.count == 0:
+        modules' code words count too (a question about how something is implemented); with `among`, only these
+        entries, each scored as without it."""
+        if not query_tokens or self.count == 0 or among == []:
             return []
         query = self._query(query_tokens, boosts or {})
         if code and self.mode == "combined" and CODE in self.schema_fields():
@@ -350,6 +351,9 @@ class LexicalIndex:
                 (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self.schema, CODE, token),
                                                                  CODE_WEIGHT * (boosts or {}).get(token, 1.0)))
                 for token in query_tokens])
+        if among is not None:  # a filter that adds nothing to the score
+            only = tantivy.Query.boost_query(tantivy.Query.term_set_query(self.schema, "n", among), 0.0)
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
         tuned = (self.k1, self.b) != (K1, B) or self._stale
         result = self.searcher.search(query, limit * RESCORE_DEPTH if tuned else limit)
         statistics = _Statistics(self.count, self.doc_freq, self._tokens / self.count, self.code_doc_freq,
@@ -581,6 +585,8 @@ def _rescored(node: dict[str, Any], k1: float, b: float, statistics: _Statistics
             factor = float(description[len("Boost x"):].split(" ", 1)[0])
         except ValueError:
             return None
+        if factor == 0:  # a filter (`search(among=...)`)
+            return 0.0
         inner = _rescored(details[0], k1, b, statistics)
         return None if inner is None else factor * inner
     if description.startswith("BooleanClause"):

@@ -8,7 +8,8 @@
    words matched as text, and the glossary's readings (`docbridge.engine.base.lexicon.translations`: Portuguese
    terms and abbreviations add their English words); a word that matches nothing is replaced by the closest
    indexed word.
-2. Candidates: the lexical hits and the entries the query names.
+2. Candidates: the lexical hits and the entries the query names; for a question that asks for a unit, the best
+   lexical hits among the units too.
 3. Score each candidate:
    - lexical: BM25 (docbridge.engine.retrieval.lexical) on the 0–50-per-term scale of the original ranking; for a
      question about how something works or where the code does it, a module's code words count too;
@@ -78,6 +79,7 @@ log = logging.getLogger("docbridge.search")
 COMPONENTS = ("lexical", "prior", "aboutness", "exactId", "exactPath", "exactSymbol", "graphProximity",
               "memberEvidence", "canonicality", "audienceFit", "acceptedAgentSignals")
 LEXICAL_DEPTH = 200
+UNIT_DEPTH = 50  # for a question that asks for a unit, the best lexical hits among the units alone, also candidates
 TYPO_SIMILARITY = 0.9
 TYPO_SPREAD = 0.03
 ANCHORS = 10  # the strongest lexical hits, which lend proximity
@@ -176,6 +178,7 @@ class Retriever:
     _file_names: dict[int, str] = field(init=False)
     _package_paths: list[str] = field(init=False)  # the folders of the packages, examples and the like aside
     _modules: list[str] | None = field(init=False)  # the modules' paths, sorted, examples and the like aside
+    _units: list[int] | None = field(init=False)  # the units' positions (`unit_numbers`)
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
@@ -195,6 +198,7 @@ class Retriever:
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
         self._modules = None
+        self._units = None
         self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
                                      if e.kind == PACKAGE and e.surface != "peripheral")
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
@@ -316,6 +320,13 @@ class Retriever:
         prefix = folder + "/"
         return bisect.bisect_left(self._modules, prefix + "\uffff") - bisect.bisect_left(self._modules, prefix)
 
+    def unit_numbers(self) -> list[int]:
+        """The positions of the units (packages, areas, directories): an edit never changes an entry's kind, so a
+        patched retriever shares them."""
+        if self._units is None:
+            self._units = [i for i, e in enumerate(self.entries) if e.kind in UNITS]
+        return self._units
+
     def unit_name(self, index: int) -> frozenset[str]:
         """The words a unit (package, area, directory) is called by: a routing question names it by them."""
         found = self._unit_names.get(index)
@@ -338,6 +349,10 @@ class Retriever:
         terms, boosts, corrected = self._matched_terms(reading)
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts, code=reading.shape.reads_code)
         candidates = self._candidates(hits, reading.shape)
+        if reading.shape.asks_unit or reading.shape.kinds_named:
+            # the unit asked for, though pages and modules that say its words more fill the first hits
+            for hit in self.lexical.search(terms, UNIT_DEPTH, boosts, among=self.unit_numbers()):
+                candidates.setdefault(hit.entry, Candidate(hit.entry, hit.bm25, True))
         shape = replace(reading.shape, declared=identity.declared(self, reading.shape))
         weight, total = self._query_weight(reading, terms, boosts, corrected)
         scored = {c.index: self._score(c, shape, terms, weight, total, agent) for c in candidates.values()}
