@@ -156,3 +156,14 @@ def test_a_topic_or_a_name_does_not_read_code_words(retries: Path) -> None:
     assert paths(search(retries, "retry jitter"))[0] == "docs/retries.md"
     # `attempt` is a parameter of both modules, declared by neither: not a reason to rank them for the word
     assert paths(search(retries, "attempt"))[:1] == ["docs/retries.md"]
+
+
+@pytest.mark.parametrize("query", ["which area implements invoices", "em que área ficam implementadas as faturas"])
+def test_a_question_asking_which_unit_of_a_kind_is_answered_by_that_unit_whatever_its_verb(acme: Path,
+                                                                                         query: str) -> None:
+    payload = search(acme, query)
+    assert paths(payload)[0] == "src/billing", paths(payload)
+    assert "the unit that holds it (its code gathered)" in payload["results"][0]["explain"]["reading"]
+    # the plural asks for an overview, not for one of them
+    overview = search(acme, "which areas are there and what does each hold")
+    assert "the unit that holds it (its code gathered)" not in overview["results"][0]["explain"]["reading"]

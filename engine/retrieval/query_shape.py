@@ -195,7 +195,8 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
     excluded_readings = [r for r in readings if excluded_tokens and set(tokens(r.source)) & excluded_tokens]
     excluded_terms = frozenset(tokens(" ".join([*excluded, *(r.target for r in excluded_readings)])))
     readings = [r for r in readings if r not in excluded_readings]
-    routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped))
+    kind_asked = bool(pattern("kind_asked").search(fold(stripped)))  # which package…, which folder…
+    routing = bool(pattern("routing").search(query) or pattern("where_to_change").search(stripped) or kind_asked)
     says_code = bool(pattern("location").search(fold(stripped)))
     location = says_code or bool(pattern("location_verb").search(fold(stripped)))
     words = vocabulary().words
@@ -297,9 +298,11 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
     kinds = vocabulary().kinds
     kinds_named = frozenset(k for w in said for k in kinds.get(fold(w), ()))
     task = bool(pattern("task").search(stripped))
-    # a unit is asked for: who owns a thing, where one changes it, which package holds it, where its code is
-    asks_unit = routing and not implementation and not task and bool(
-        kinds_named or pattern("unit_asked").search(fold(stripped)) or pattern("where_to_change").search(stripped))
+    # a unit is asked for: who owns a thing, where one changes it, which package holds it, where its code is; a
+    # question asking which unit of a kind asks for one whatever its verb ("which package implements…")
+    kind_asked = bool(pattern("kind_asked").search(fold(stripped)))
+    asks_unit = routing and not task and bool(kind_asked or (not implementation and (
+        kinds_named or pattern("unit_asked").search(fold(stripped)) or pattern("where_to_change").search(stripped))))
     return QueryShape(
         query=query, words=words, naming=len(said) <= 2,
         whole=fold(stripped).removesuffix("()").removeprefix("./").rstrip("/"),
