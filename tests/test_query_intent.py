@@ -167,3 +167,15 @@ def test_a_question_asking_which_unit_of_a_kind_is_answered_by_that_unit_whateve
     # the plural asks for an overview, not for one of them
     overview = search(acme, "which areas are there and what does each hold")
     assert "the unit that holds it (its code gathered)" not in overview["results"][0]["explain"]["reading"]
+
+
+@pytest.mark.parametrize(("query", "name"), [("MemoryCache class", "MemoryCache"), ("class MemoryCache", "MemoryCache"),
+                                             ("função createInvoice", "createInvoice")])
+def test_a_name_with_the_kind_of_its_declaration_ranks_as_the_name(acme: Path, query: str, name: str) -> None:
+    def ranked(payload: dict[str, Any]) -> list[tuple[str, float]]:
+        return [(r["id"], r["score"]) for r in payload["results"]]
+    payload = search(acme, query)
+    assert ranked(payload) == ranked(search(acme, name))
+    assert payload["results"][0]["explain"]["reading"] == ["a name (symbol or path)"]
+    # lower-case words and a kind are a topic: "cache class" is not the class named cache
+    assert search(acme, "cache class")["results"][0]["explain"]["reading"] != ["a name (symbol or path)"]

@@ -169,6 +169,13 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
     said = raw_tokens(query)
     function = _function_tokens()
     terms = [t for t in terms if t not in function] or terms
+    named = _named_with_its_kind(said)
+    if named is not None:
+        # "TestSpecification class", "função hashKey": the name, asked for as the declaration its kind says
+        kind = [w for w in said if w != named]
+        query = stripped = named
+        said = [named]
+        terms = [t for t in terms if t not in tokens(" ".join(kind))] or terms
     file_name = " " not in stripped and "/" not in stripped and bool(pattern("file_name").match(stripped)) and (
         known_file is None or known_file(fold(stripped)))
     if file_name and len(said) > 1:
@@ -281,6 +288,20 @@ def exclusions(query: str) -> tuple[list[str], set[str]]:
 
 def content_words(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS)
+
+
+def _named_with_its_kind(said: list[str]) -> str | None:
+    """The name of a query that is a name written as code (camelCase, snake_case, Capitalized) and the kind of
+    declaration it is, in either order ("TestSpecification class", "hashKey function", "classe QueryClient"), else
+    None ("storage class" is two words)."""
+    if len(said) != 2:
+        return None
+    kinds = vocabulary().words["declaration"]
+    identifier = pattern("identifier")
+    for name, kind in (said, said[::-1]):
+        if fold(kind) in kinds and fold(name) not in kinds and (identifier.search(name) or name[:1].isupper()):
+            return name
+    return None
 
 
 def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, path_shaped: bool) -> QueryShape:
