@@ -524,3 +524,43 @@ def test_the_editors_server_embeds_with_a_core_to_spare() -> None:
     import numpy as np
     text = "Refunds are issued by the billing service."
     assert np.allclose(background.embed([text]), foreground.embed([text]), atol=1e-4)
+
+
+def test_when_the_rankings_disagree_the_lexical_first_two_keep_their_places(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # two pages say the query's words; forty others say none of them but are, for the endpoint, nearest in meaning
+    # to the query: the lexical best is far down the dense ranking, so fusion acts
+    query = "quokka ledger"
+    pages = {"docs/marsupials.md": "# Quokka ledger\n\nThe quokka ledger records every quokka.\n",
+             "docs/ledgers.md": "# Ledgers\n\nLedgers, among them the quokka ledger, are kept monthly.\n",
+             **{f"docs/page{n:02}.md": f"# Page {n}\n\nHow the {n}th service handles an order.\n" for n in range(40)}}
+    root = make_repo(tmp_path / "repo", {"package.json": '{"name": "shop"}', **pages})
+
+    def meaning(text: str) -> list[float]:
+        if text.strip() == query:
+            return [1.0, 0.0, 0.0, 0.0]
+        if "quokka" in text.lower():
+            return [0.0, 1.0, 0.0, 0.0]
+        number = next((int(word) for word in text.replace("th ", " ").split() if word.isdigit()), 0)
+        return [1.0, 0.0, 0.01 * (1 + number), 0.0]  # near the query, the lower numbers nearest
+
+    def answer(request: http.server.BaseHTTPRequestHandler) -> None:
+        body = read_json(request)
+        send_json(request, {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": meaning(t)}
+                                                       for i, t in enumerate(body["input"])]})
+
+    with serve_posts(answer) as url:
+        for key, value in user_settings(tmp_path, {"trustedRepositories": [str(root)]}).items():
+            monkeypatch.setenv(key, value)
+        _configure(root, embed={"baseUrl": url, "model": "stub-meaning"})
+        assert _run(root, "index", "--semantic").returncode == 0
+        lexical = _lexical_ids(root, query)
+        hybrid, stderr = _search(root, query, "--hybrid", "--explain")
+    assert hybrid["semantic"]["used"] is True and not _warnings(stderr)
+    assert lexical[:2] == ["document:docs/marsupials.md", "document:docs/ledgers.md"]
+    fusion = [r["explain"]["fusion"] for r in hybrid["results"]]
+    assert fusion[0]["agreed"] is False  # the rankings disagree: fusion acts
+    assert [r["id"] for r in hybrid["results"]][:2] == lexical[:2]
+    assert [f["pinned"] for f in fusion[:2]] == ["the lexical best", "the lexical second"]
+    # what the dense ranking alone found comes next, before what the lexical ranking had after the first two
+    assert any(f["lexicalRank"] is None for f in fusion[2:])

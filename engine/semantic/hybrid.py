@@ -33,7 +33,7 @@ from typing import Any
 
 from docbridge.engine.base.lexicon import STOPWORDS, fold, raw_tokens, tokens
 from docbridge.engine.base.safe_io import ArtifactPathError
-from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, agree, fuse, is_identity_hit
+from docbridge.engine.retrieval.fusion import DENSE_WEIGHT, LEXICAL_KEPT, agree, fuse, is_identity_hit
 from docbridge.engine.retrieval.query_shape import read_query
 from docbridge.engine.semantic.bm25 import K1, B
 from docbridge.engine.semantic.embed import Embedder, EmbeddingError, embedder_for
@@ -190,7 +190,7 @@ class HybridRetriever:
         else:
             dense_best = sorted(folded, key=lambda e: (-round(folded[e][0], 6), e))[:DENSE_DEPTH]
             weight = DENSE_WEIGHT
-            pinned = sorted(named | ({lexical[0].entry.id} if lexical else set()))
+            pinned = sorted(named | {r.entry.id for r in lexical[:LEXICAL_KEPT]})
         candidates = {**dict.fromkeys(by_id), **dict.fromkeys(dense_best)}
         cosine_of = {e: every[e] for e in candidates if e in every}
         # every cosine, negated and ascending: a result's place among them is one bisection
@@ -215,7 +215,8 @@ class HybridRetriever:
                 "lexicalRank": fused.lexical_rank, "lexicalScore": round(result.score, 6) if fused.id in by_id
                 else None, "denseRank": dense_rank, "cosine": round(best[0], 6) if best else None,
                 "fused": fused.score, "agreed": agreed,
-                "pinned": ("named by the query" if fused.id in named else "the lexical best")
+                "pinned": ("named by the query" if fused.id in named else
+                           "the lexical best" if fused.lexical_rank == 1 else "the lexical second")
                 if fused.pinned and not agreed else None,
                 "bestChunk": {"id": chunk.chunk_id, "heading": chunk.heading, "startLine": chunk.start_line,
                               "endLine": chunk.end_line, "text": chunk.text[:CHUNK_PREVIEW],
