@@ -179,3 +179,10 @@ def test_a_name_with_the_kind_of_its_declaration_ranks_as_the_name(acme: Path, q
     assert payload["results"][0]["explain"]["reading"] == ["a name (symbol or path)"]
     # lower-case words and a kind are a topic: "cache class" is not the class named cache
     assert search(acme, "cache class")["results"][0]["explain"]["reading"] != ["a name (symbol or path)"]
+
+
+def test_a_passive_question_with_a_verb_code_performs_asks_how_code_works(acme: Path) -> None:
+    # "how are X applied / counted / validated": the mechanism; the guide that describes discounts comes after
+    payload = search(acme, "how are volume discounts applied to prices")
+    assert "how code works" in payload["results"][0]["explain"]["reading"]
+    assert paths(payload)[:2] == ["src/catalog/pricing.ts", "docs/catalog.md"]
