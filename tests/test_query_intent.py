@@ -146,6 +146,9 @@ def test_a_question_about_how_code_works_reads_the_names_the_code_is_written_wit
     first = payload["results"][0]
     assert first["path"] == "src/backoff.ts", paths(payload)
     assert {"jitter", "expon"} <= set(first["explain"]["matched"]["code"])
+    assert any("of it from its code words" in reason for reason in first["explain"]["reasons"])
+    # what the code words earned does not drop the guide that explains the same thing under the floor
+    assert "docs/retries.md" in paths(payload)
 
 
 def test_a_topic_or_a_name_does_not_read_code_words(retries: Path) -> None:

@@ -66,6 +66,7 @@ _TITLING = _BITS["title"] | _BITS["path"]
 class Hit:
     entry: int
     bm25: float
+    code: float = 0.0  # the part of `bm25` the entry's code words earned (a search with `code`)
 
 
 def _pack(per_field: dict[str, list[str]]) -> str:
@@ -346,11 +347,24 @@ class LexicalIndex:
         if not query_tokens or self.count == 0 or among == []:
             return []
         query = self._query(query_tokens, boosts or {})
+        code_query = None
         if code and self.mode == "combined" and CODE in self.schema_fields():
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Should, query)] + [
+            code_query = tantivy.Query.boolean_query([
                 (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self.schema, CODE, token),
                                                                  CODE_WEIGHT * (boosts or {}).get(token, 1.0)))
                 for token in query_tokens])
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Should, query), (tantivy.Occur.Should, code_query)])
+        hits = self._hits(query, limit, among)
+        if code_query is not None and hits:
+            # what the code words earned of each hit's score: shown, and not counted by the ranking's floor
+            earned = {hit.entry: hit.bm25 for hit in self._hits(code_query, len(hits), [h.entry for h in hits])}
+            for hit in hits:
+                hit.code = min(hit.bm25, earned.get(hit.entry, 0.0))
+        return hits
+
+    def _hits(self, query: Any, limit: int, among: list[int] | None) -> list[Hit]:
+        """The best `limit` entries for a tantivy query (among these entries only, when given), scored as the
+        search's BM25 parameters and statistics say."""
         if among is not None:  # a filter that adds nothing to the score
             only = tantivy.Query.boost_query(tantivy.Query.term_set_query(self.schema, "n", among), 0.0)
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])

@@ -35,6 +35,7 @@ class Candidate:
     index: int
     bm25: float = 0.0
     lexical_hit: bool = False
+    code: float = 0.0  # the part of `bm25` its code words earned (a question about how code works)
     hops: int = 0
     via: dict[str, Any] | None = None
     share: float = 0.0

@@ -110,6 +110,7 @@ class Result:
     complete: Any = None  # adds the body's matches to `matched` when they are first shown
     fusion: dict[str, Any] | None = None  # hybrid search: both ranks, the fused score, the best chunk
     shape: QueryShape | None = None  # the query's shape, shared by every result of one search
+    from_code: float = 0.0  # the part of `score` its code words earned (lexical's share, scaled as lexical is)
 
     @property
     def reading(self) -> list[str]:
@@ -420,7 +421,7 @@ class Retriever:
 
     def _candidates(self, hits: list[Hit], shape: QueryShape) -> dict[int, Candidate]:
         """The lexical hits, and the entries the query names (identity), which count as hits."""
-        candidates = {hit.entry: Candidate(hit.entry, hit.bm25, True) for hit in hits}
+        candidates = {hit.entry: Candidate(hit.entry, hit.bm25, True, code=hit.code) for hit in hits}
         for index in identity.candidates(self, shape):
             candidates.setdefault(index, Candidate(index, 0.0, True))
         return candidates
@@ -480,8 +481,13 @@ class Retriever:
             named = bool(components["exactId"] or components["exactPath"] or components["exactSymbol"])
             components["graphProximity"] = proximity.lent(self, candidate, own, lenders, named, reasons)
         via: dict[str, Any] | None = None
+        from_code = 0.0
         if candidate.lexical_hit:
             score, confidence = _total(components), entry.confidence
+            if candidate.code > 0:
+                from_code = candidate.code * components["prior"] * components["aboutness"]
+                reasons.append(f"lexical {candidate.code:.6g} of it from its code words, for a question about how "
+                               "code works")
         else:
             score, via = components["graphProximity"], candidate.via
             confidence = weaker_confidence(entry.confidence, via["confidence"]) if via else entry.confidence
@@ -489,7 +495,7 @@ class Retriever:
         if score <= 0:
             return None
         return Result(entry, score, components, {}, confidence, via, terms, corrected, reasons,
-                      translated=reading.translated, shape=reading.shape)
+                      translated=reading.translated, shape=reading.shape, from_code=from_code)
 
     def _gathered(self, reading: QueryReading, terms: list[str], corrected: dict[str, str], index: int,
                   score: float, reason: str) -> Result:
@@ -506,9 +512,10 @@ class Retriever:
         """Order; drop what falls below the floor; fold the copies of a page; keep the kinds asked for."""
         results.sort(key=lambda r: (-r.score, -(r.components["exactId"] > 0), not r.entry.ownership_id, r.entry.id))
         if results and floor > 0:
-            # the floor is a share of the best score the entries' own evidence earned: a unit's gathered evidence
-            # (`memberEvidence`) does not push its own members below it
-            threshold = max(r.score - r.components["memberEvidence"] for r in results) * floor
+            # the floor is a share of the best score the entries' own words earned: a unit's gathered evidence
+            # (`memberEvidence`) does not push its own members below it, nor do a module's code words push the
+            # pages that explain the same thing
+            threshold = max(r.score - r.components["memberEvidence"] - r.from_code for r in results) * floor
             # a page lowered for a declared name is kept when its score before that lowering passes: it comes
             # after the declaration, it is not dropped for it
             results = [r for r in results if r.score + _declared_lowering(r) >= threshold]
