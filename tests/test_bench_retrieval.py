@@ -150,3 +150,10 @@ def test_held_out_cases_are_reported_apart_and_suite_mistakes_are_named(tmp_path
     assert "split:heldout" in text and "kept-back" not in text  # counted, never listed
     assert "and 1 held-out case (not listed" in text  # after the tuning cases' misses
     assert "no-such-file: src/payroll.ts" in text and "says-the-name: session" in text
+
+
+def test_the_per_field_layout_ranks_every_suite_question(tmp_path: Path) -> None:
+    # `--lexical fields` has no code words field: a question about how code works ranks without them
+    root = copy_fixture("acme", tmp_path)
+    report = docbridge_json("bench", "retrieval", str(root / "retrieval-suite.json"), "--lexical", "fields", "--json")
+    assert report["suite"]["caseCount"] == len(report["cases"]) and report["metrics"]["hitAt3"] >= 0.9

@@ -311,6 +311,8 @@ class LexicalIndex:
     def code_doc_freq(self, token: str) -> int:
         """How many entries' code words hold `token` (documents alive only: a patched index's tantivy still
         counts deleted ones)."""
+        if CODE not in self.schema_fields():
+            return 0  # the per-field layout has no code words
         cached = self._code_df.get(token)
         if cached is None:
             found: Any = self.searcher.search(tantivy.Query.term_query(self.schema, CODE, token), 1, count=True)
