@@ -606,10 +606,10 @@ def _code_words(source: bytes, said: list[tuple[int, int]], imported: frozenset[
     already found costs a quarter of what visiting every identifier node did."""
     names: dict[bytes, None] = {}
     start = 0
-    for end, after in [*said, (len(source), len(source))]:
-        if end > start:
-            names.update(dict.fromkeys(_NAME.findall(source, start, end)))
-        start = max(start, after)
+    for said_start, said_end in [*said, (len(source), len(source))]:
+        if said_start > start:
+            names.update(dict.fromkeys(_NAME.findall(source, start, said_start)))
+        start = max(start, said_end)
     out = []
     size = 0
     for name in names:

@@ -311,7 +311,7 @@ class LexicalIndex:
     def code_doc_freq(self, token: str) -> int:
         """How many entries' code words hold `token` (documents alive only: a patched index's tantivy still
         counts deleted ones)."""
-        if CODE not in self.schema_fields():
+        if self.mode != "combined":
             return 0  # the per-field layout has no code words
         cached = self._code_df.get(token)
         if cached is None:
@@ -350,7 +350,7 @@ class LexicalIndex:
             return []
         query = self._query(query_tokens, boosts or {})
         code_query = None
-        if code and self.mode == "combined" and CODE in self.schema_fields():
+        if code and self.mode == "combined":
             code_query = tantivy.Query.boolean_query([
                 (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(self.schema, CODE, token),
                                                                  CODE_WEIGHT * (boosts or {}).get(token, 1.0)))
@@ -395,17 +395,9 @@ class LexicalIndex:
             hits = hits[:limit]
         return hits
 
-    def schema_fields(self) -> frozenset[str]:
-        """The text fields of the index (an index written before code words were indexed has no `code`)."""
-        found = getattr(self, "_schema_fields", None)
-        if found is None:
-            found = self._schema_fields = frozenset(
-                name for name in ("all", CODE, *FIELDS) if _has_field(self.schema, name))
-        return found
-
     def code_held(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's code words hold, asked of the index (for an explanation)."""
-        if self.mode != "combined" or CODE not in self.schema_fields():
+        if self.mode != "combined":
             return []
         only = tantivy.Query.term_query(self.schema, "n", entry)
         held = []
@@ -521,14 +513,6 @@ class _Statistics:
     average: float
     code_doc_freq: Callable[[str], int]  # the same two of the code words' field
     code_average: float
-
-
-def _has_field(schema: Any, name: str) -> bool:
-    try:
-        tantivy.Query.term_query(schema, name, "x")
-    except ValueError:
-        return False
-    return True
 
 
 def _field(node: dict[str, Any]) -> int | None:

@@ -239,7 +239,8 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
-    shape = shape_of(query, said, routing=routing, code_shaped=code_shaped, path_shaped=path_shaped)
+    shape = shape_of(query, said, routing=routing, code_shaped=code_shaped, path_shaped=path_shaped,
+                     kind_asked=kind_asked)
     if location or excluded or file_name:
         file_words = shape.file_words or (content_words(shape.words) if location else ())
         if location:  # code is named in English: a reading of the question's word may be the file's name
@@ -304,9 +305,10 @@ def _named_with_its_kind(said: list[str]) -> str | None:
     return None
 
 
-def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, path_shaped: bool) -> QueryShape:
+def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, path_shaped: bool,
+             kind_asked: bool) -> QueryShape:
     """The shape of a query whose words are `said` (what `read_query` has read of it already: whether it is a
-    routing question, one word shaped like code, shaped like a path)."""
+    routing question, one word shaped like code, shaped like a path, whether it asks which unit of a kind)."""
     stripped = query.strip()
     one_word = len(said) == 1
     words = tuple(singularize(fold(w)) for w in said)
@@ -321,7 +323,6 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
     task = bool(pattern("task").search(stripped))
     # a unit is asked for: who owns a thing, where one changes it, which package holds it, where its code is; a
     # question asking which unit of a kind asks for one whatever its verb ("which package implements…")
-    kind_asked = bool(pattern("kind_asked").search(fold(stripped)))
     asks_unit = routing and not task and bool(kind_asked or (not implementation and (
         kinds_named or pattern("unit_asked").search(fold(stripped)) or pattern("where_to_change").search(stripped))))
     return QueryShape(
