@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from itertools import compress, repeat
 from typing import TYPE_CHECKING
 
 from docbridge.engine.base.model import DOCUMENT, MODULE
@@ -78,9 +79,10 @@ def candidates(index: Retriever, shape: QueryShape) -> set[int]:
         while position < len(order) and paths[order[position]].startswith(inside):
             found.add(order[position])
             position += 1
-    if "/" in whole:  # named by the query's last segments
+    if "/" in whole and (index.spaced_paths or " " not in whole):  # named by the query's last segments
         tail = "/" + whole
-        found.update(i for i, path in enumerate(index.paths) if path.endswith(tail))
+        # compared in C, without a Python frame per path (a loop over babel's 23,622 paths was 3 ms a query)
+        found.update(compress(range(len(index.paths)), map(str.endswith, index.paths, repeat(tail))))
     if shape.file_name:  # a file name with its extension: the files of that name
         found.update(index.files_named(whole))
     if shape.naming:
@@ -101,7 +103,7 @@ def declared(index: Retriever, shape: QueryShape) -> bool:
 def score(index: Retriever, components: dict[str, float], at: int, shape: QueryShape, reasons: list[str]) -> None:
     """Add the identity points of entry `at` to its components."""
     entry = index.entries[at]
-    path = entry.path.lower()
+    path = index.paths[at]  # lower-cased
     base = file_base(path) if entry.kind in (DOCUMENT, MODULE) else None
     _whole(index, components, entry, at, path, base, shape, reasons)
     if shape.naming:

@@ -55,6 +55,7 @@ WHITESPACE = "ws"
 WRITER_HEAP = 15_000_000
 BODY = "body"
 CODE = "code"
+KIND = "kind"
 CODE_WEIGHT = 1.0  # the code words' BM25 beside the combined field's (whose weights are the body's 1 and up)
 _CODE_FIELD = 2  # the code field's number in the combined schema (after `n` and `all`), as explanations name it
 _BITS = {name: 1 << index for index, name in enumerate(FIELDS)}
@@ -90,6 +91,8 @@ def _schema(names: list[str]) -> Any:
     for name in names:
         # term queries only: frequencies, no positions
         builder.add_text_field(name, stored=False, tokenizer_name=WHITESPACE, index_option="freq")
+    # the entry's kind, last (the fields before it keep their numbers), to filter a search by kind (`search(kinds=)`)
+    builder.add_text_field(KIND, stored=False, tokenizer_name=WHITESPACE, index_option="basic")
     return builder.build()
 
 
@@ -124,7 +127,7 @@ class LexicalIndex:
                 vocabulary.update(values)
             if packed is None:
                 self._packed.append(_pack(per_field))
-            document, length, code_length = self._document(number, per_field, entry.code)
+            document, length, code_length = self._document(number, per_field, entry.code, entry.kind)
             lengths.append(length)
             code_tokens += code_length
             writer.add_document(document)
@@ -142,11 +145,12 @@ class LexicalIndex:
         """Whether this index was patched (`patched`): it then rescores every hit, and a build is exact."""
         return self._stale
 
-    def _document(self, number: int, per_field: dict[str, list[str]], code: str) -> tuple[Any, int, int]:
-        """The index's document for entry `number`, and the lengths of its combined field and its code words in
-        tokens."""
+    def _document(self, number: int, per_field: dict[str, list[str]], code: str, kind: str) -> tuple[Any, int, int]:
+        """The index's document for entry `number` (of this kind), and the lengths of its combined field and its
+        code words in tokens."""
         document = tantivy.Document()
         document.add_unsigned("n", number)
+        document.add_text(KIND, kind)
         length = code_length = 0
         if self.mode == "combined":
             parts = []
@@ -203,7 +207,8 @@ class LexicalIndex:
                         added.update(values)
                     packed[number] = _pack(per_field)
                     code_tokens -= len(tokens(self.entries[number].code))
-                    document, lengths[number], code_length = new._document(number, per_field, entries[number].code)
+                    document, lengths[number], code_length = new._document(number, per_field, entries[number].code,
+                                                                           entries[number].kind)
                     code_tokens += code_length
                     writer.delete_documents_by_query(tantivy.Query.term_query(self.schema, "n", number))
                     writer.add_document(document)
@@ -342,11 +347,11 @@ class LexicalIndex:
         self.k1, self.b = float(params.get("k1", K1)), float(params.get("b", B))
 
     def search(self, query_tokens: list[str], limit: int, boosts: dict[str, float] | None = None,
-               code: bool = False, among: list[int] | None = None) -> list[Hit]:
+               code: bool = False, kinds: tuple[str, ...] = ()) -> list[Hit]:
         """The best `limit` entries for the tokens (each weighted by its boost, 1 unless given); with `code`, the
-        modules' code words count too (a question about how something is implemented); with `among`, only these
-        entries, each scored as without it."""
-        if not query_tokens or self.count == 0 or among == []:
+        modules' code words count too (a question about how something is implemented); with `kinds`, only the
+        entries of these kinds, each scored as without it."""
+        if not query_tokens or self.count == 0:
             return []
         query = self._query(query_tokens, boosts or {})
         code_query = None
@@ -356,7 +361,11 @@ class LexicalIndex:
                                                                  CODE_WEIGHT * (boosts or {}).get(token, 1.0)))
                 for token in query_tokens])
             query = tantivy.Query.boolean_query([(tantivy.Occur.Should, query), (tantivy.Occur.Should, code_query)])
-        hits = self._hits(query, limit, among)
+        if kinds:  # a filter that adds nothing to the score: a term per kind (a set of entry numbers took 5 ms)
+            only = tantivy.Query.boost_query(tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, KIND, kind)) for kind in kinds]), 0.0)
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
+        hits = self._hits(query, limit, None)
         if code_query is not None and hits:
             # what the code words earned of each hit's score: shown, and not counted by the ranking's floor
             earned = {hit.entry: hit.bm25 for hit in self._hits(code_query, len(hits), [h.entry for h in hits])}
@@ -470,9 +479,16 @@ class LexicalIndex:
             found = remember(self._body_masks, entry, frozenset(tokens(text)))
         return found
 
-    def named(self, entry: int, query_tokens: list[str]) -> list[str]:
-        """The query terms an entry's title, headings or path hold (what `aboutness` reads)."""
-        return [t for t, mask in zip(query_tokens, self.masks_of(entry, query_tokens)) if mask & _NAMING]
+    def naming_weight(self, entry: int, query_tokens: list[str], weight: dict[str, float]) -> tuple[float, float]:
+        """The summed weight of the query terms an entry's title, headings or path hold (what `aboutness` reads),
+        and of those its title or path holds, the packed masks read once."""
+        named = titled = 0.0
+        for token, mask in zip(query_tokens, self.masks_of(entry, query_tokens)):
+            if mask & _NAMING:
+                named += weight[token]
+            if mask & _TITLING:
+                titled += weight[token]
+        return named, titled
 
     def titled(self, entry: int, query_tokens: list[str]) -> list[str]:
         """The query terms an entry's title or path holds (what it is called, not what its sections are)."""
@@ -585,7 +601,7 @@ def _rescored(node: dict[str, Any], k1: float, b: float, statistics: _Statistics
             factor = float(description[len("Boost x"):].split(" ", 1)[0])
         except ValueError:
             return None
-        if factor == 0:  # a filter (`search(among=...)`)
+        if factor == 0:  # a filter (`search(kinds=...)`, `_hits(among=...)`)
             return 0.0
         inner = _rescored(details[0], k1, b, statistics)
         return None if inner is None else factor * inner

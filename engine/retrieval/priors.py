@@ -46,7 +46,7 @@ DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$")  # TypeScript's declaration file
 ACCEPTED_SIGNALS_WEIGHT = 30.0  # share 0.15 of exactId 200: live accepted rank hints and canonical markers
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one is made per candidate, and a frozen one takes four times as long
 class Subject:
     """One candidate as a prior reads it: the entry (and its position in the index), the query's shape and terms."""
 
@@ -78,6 +78,11 @@ def _always(shape: QueryShape) -> bool:
     return True
 
 
+def _every(s: Subject) -> bool:
+    """A prior that applies to every candidate its kinds and the query allow (not called: see `prior`)."""
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Prior:
     name: str
@@ -105,10 +110,9 @@ class AdditivePrior:
 
 def partial_name(identifier: str, token: str) -> bool:
     """`token` is part of a name: one of its dash-separated ends, or inside it with at most four letters more."""
-    if identifier == token or len(token) < 3:
+    if token not in identifier or identifier == token or len(token) < 3:
         return False
-    return identifier.startswith(token + "-") or identifier.endswith("-" + token) or (
-        token in identifier and len(identifier) <= len(token) + 4)
+    return len(identifier) <= len(token) + 4 or identifier.startswith(token + "-") or identifier.endswith("-" + token)
 
 
 def named_file(name: str, words: tuple[str, ...]) -> bool:
@@ -118,7 +122,12 @@ def named_file(name: str, words: tuple[str, ...]) -> bool:
 
 
 def _part_of_name(s: Subject) -> bool:
-    return any(partial_name(identifier, token) for identifier in s.index.identifiers[s.at] for token in s.shape.words)
+    words = s.shape.words
+    for identifier in s.index.identifiers[s.at]:
+        for token in words:  # most pairs fail `in`, which is asked first, without a call
+            if token in identifier and partial_name(identifier, token):
+                return True
+    return False
 
 
 def _file_named_for_mechanism(s: Subject) -> bool:
@@ -152,42 +161,42 @@ PRIORS: tuple[Prior, ...] = (
     Prior("routing-ownership-record", ANY, lambda s: bool(s.entry.ownership_id), 1.1,
           "a routing question asks who owns a thing and where to edit it: an ownership record says so",
           "an ownership record, for a routing question", given=lambda q: q.routing),
-    Prior("routing-unit", UNITS, lambda s: True, 1.4,
+    Prior("routing-unit", UNITS, _every, 1.4,
           "a routing question is answered by the unit one edits (package, area, directory), not prose about it",
           "a {kind}, for a routing question", given=lambda q: q.routing),
     Prior("routing-unit-of-kind-named", UNITS, lambda s: s.entry.kind in s.shape.kinds_named, 1.3,
           "a question that names the kind of unit it wants is answered by a unit of that kind",
           "the question asks for a {kind}", given=lambda q: q.routing and bool(q.kinds_named)),
-    Prior("routing-module", (MODULE,), lambda s: True, 1.1,
+    Prior("routing-module", (MODULE,), _every, 1.1,
           "a module is a place one edits too, nearer a routing answer than a page",
           "a module, for a routing question", given=lambda q: q.routing),
-    Prior("routing-file-for-unit-question", (MODULE, DOCUMENT), lambda s: True,
+    Prior("routing-file-for-unit-question", (MODULE, DOCUMENT), _every,
           0.6, "a question that asks for a package or an area is not answered by one file",
           "a {kind}, for a question that asks for a {kinds}", given=lambda q: q.routing and bool(q.kinds_named)),
     Prior("route-title-covers-query", (INTENT,), lambda s: s.title_covers_query(), 1.6,
           "a configured route whose title says all of the query is the answer written for it",
           "the route's title covers the whole query"),
-    Prior("change-route-for-change", (CHANGE,), lambda s: True, _change_route,
+    Prior("change-route-for-change", (CHANGE,), _every, _change_route,
           "a change route answers a request to change something (more when its title covers the request)",
           "a change route, for a request to change something", given=lambda q: q.asks_change),
-    Prior("change-route-otherwise", (CHANGE,), lambda s: True, 0.15,
+    Prior("change-route-otherwise", (CHANGE,), _every, 0.15,
           "for an ordinary question a change route stays reachable when nothing better matches, without crowding "
           "the answers", "a change route, for a query that asks no change", given=lambda q: not q.asks_change),
-    Prior("module-for-name", (MODULE,), lambda s: True, 1.15,
+    Prior("module-for-name", (MODULE,), _every, 1.15,
           "a symbol or a path names code: the module is the thing named",
           "a module, for a symbol- or path-shaped query", given=lambda q: q.form == "name" and not q.file_name),
-    Prior("page-for-declared-name", (DOCUMENT,), lambda s: True, DECLARED_PAGE_FACTOR,
+    Prior("page-for-declared-name", (DOCUMENT,), _every, DECLARED_PAGE_FACTOR,
           "a name a module declares is answered by its declaration; pages about it (even one named after it) "
           "follow", DECLARED_PAGE_WHY, given=lambda q: q.form == "name" and q.declared),
     Prior("module-for-implementation", (MODULE,), lambda s: s.implements(),
           1.3, "how something works is answered by the code that declares the mechanism",
           "a module that declares code, for a question about how something is implemented",
           given=lambda q: q.form == "implementation"),
-    Prior("module-for-task", (MODULE,), lambda s: True, TASK_MODULE,
+    Prior("module-for-task", (MODULE,), _every, TASK_MODULE,
           "instructions are written in pages: the module that implements a thing does not say how to use it",
           "a module, for a question that asks how to do something",
           given=lambda q: q.asks_task and not q.asks_location and q.form != "name"),
-    Prior("page-for-location", (DOCUMENT,), lambda s: True, lambda s: LOCATION_PAGE[s.shape.says_code],
+    Prior("page-for-location", (DOCUMENT,), _every, lambda s: LOCATION_PAGE[s.shape.says_code],
           "a question about where in the code something is or happens is answered by the code that does it: a page "
           "about the topic is not where it happens",
           "a page, for a question about where in the code", given=lambda q: q.asks_location),
@@ -195,13 +204,13 @@ PRIORS: tuple[Prior, ...] = (
           EXCLUDED_NAMED, "a word the question excludes (without X, sem X) is not its subject: an entry named after "
           "it answers another question", "its title or path holds a word the question excludes",
           given=lambda q: bool(q.excluded_terms)),
-    Prior("document-for-sentence", (DOCUMENT,), lambda s: True, 1.15,
+    Prior("document-for-sentence", (DOCUMENT,), _every, 1.15,
           "a sentence asks for an explanation, which documents give",
           "a document, for a sentence", given=lambda q: q.form == "sentence"),
-    Prior("document-for-phrase", (DOCUMENT,), lambda s: True, 1.15,
+    Prior("document-for-phrase", (DOCUMENT,), _every, 1.15,
           "two plain words (not an identifier, not a path) are a topic, not a name: a page explains it",
           "a document, for a phrase of plain words", given=lambda q: q.form == "phrase"),
-    Prior("page-for-task", (DOCUMENT,), lambda s: True, TASK_PAGE,
+    Prior("page-for-task", (DOCUMENT,), _every, TASK_PAGE,
           "guides walk through tasks: a question that asks how to do something is answered by a page",
           "a page, for a question that asks how to do something", given=lambda q: q.asks_task),
     Prior("guide-for-task", (DOCUMENT,), lambda s: s.in_folder("guide_folders"), TASK_GUIDE,
@@ -214,7 +223,7 @@ PRIORS: tuple[Prior, ...] = (
           "it is done, are answered by the guides and the code as they are now, unless the question asks about "
           "the release", "a dated post (blog, news), for a question about how to do something or where it is",
           given=lambda q: (q.asks_task or q.routing or q.form == "implementation") and not q.asks_news),
-    Prior("directory-for-content", (DIRECTORY,), lambda s: True, 0.7,
+    Prior("directory-for-content", (DIRECTORY,), _every, 0.7,
           "a directory's only text is its name: a question about content is rarely answered by the folder",
           "a directory, for a question about content", given=lambda q: not q.routing and not q.code_shaped),
     Prior("canonical-copy", ANY, lambda s: bool(s.entry.variants), _canonical_copy,
@@ -252,12 +261,12 @@ def priors_for(kind: str, shape: QueryShape) -> tuple[Prior, ...]:
 
 
 ADDITIVE_PRIORS: tuple[AdditivePrior, ...] = (
-    AdditivePrior("canonicality", "canonicality", lambda s: True,
+    AdditivePrior("canonicality", "canonicality", _every,
                   lambda s: canonicality_boost(s.entry.pagerank - s.index.rank_floor, len(s.index.entries)),
                   "what the repository's pages link to and cover is central (PageRank, log-scaled): a tie-breaker"),
     AdditivePrior("audience-fit", "audienceFit", lambda s: s.agent and s.entry.audience in AGENT_AUDIENCES,
                   lambda s: AUDIENCE_FIT, "an agent that asks gets the documentation written for agents first"),
-    AdditivePrior("accepted-agent-signals", "acceptedAgentSignals", lambda s: True,
+    AdditivePrior("accepted-agent-signals", "acceptedAgentSignals", _every,
                   lambda s: round(s.entry.agent_signal * ACCEPTED_SIGNALS_WEIGHT, 6),
                   "an accepted enrichment (rank hint, canonical marker) is a reviewer's word on the entry"),
 )
@@ -267,7 +276,7 @@ def prior(subject: Subject, reasons: list[str]) -> float:
     """The product of the priors that apply, each listed in `reasons`."""
     value = 1.0
     for row in priors_for(subject.entry.kind, subject.shape):
-        if row.applies(subject):
+        if row.applies is _every or row.applies(subject):
             factor = row.factor(subject) if callable(row.factor) else row.factor
             value *= factor
             shown = row.shown
@@ -280,5 +289,5 @@ def prior(subject: Subject, reasons: list[str]) -> float:
 
 def additive_priors(subject: Subject, components: dict[str, float]) -> None:
     for row in ADDITIVE_PRIORS:
-        if row.applies(subject):
+        if row.applies is _every or row.applies(subject):
             components[row.component] = row.amount(subject)

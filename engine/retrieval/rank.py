@@ -39,7 +39,7 @@ import bisect
 import copy
 import logging
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -179,7 +179,7 @@ class Retriever:
     _file_names: dict[int, str] = field(init=False)
     _package_paths: list[str] = field(init=False)  # the folders of the packages, examples and the like aside
     _modules: list[str] | None = field(init=False)  # the modules' paths, sorted, examples and the like aside
-    _units: list[int] | None = field(init=False)  # the units' positions (`unit_numbers`)
+    spaced_paths: bool = field(init=False)  # a path holds a space (else a query with one cannot end a path)
     rank_floor: float = field(init=False)
     reused: bool = False  # the projection came from the on-disk index (set by the caller)
     # how the index was had: "memory" (built here), "built" (and stored), "reused" (stored, after a scan),
@@ -196,10 +196,10 @@ class Retriever:
         self.index_of = self.projection.by_id.positions  # the projection's table, not a copy
         self.paths = [_lowered(e.path) for e in self.entries]
         self.path_order = array("I", sorted(range(len(self.paths)), key=self.paths.__getitem__))
+        self.spaced_paths = any(" " in path for path in self.paths)
         self.identifiers = []
         self._symbols, self._adjacency, self._unit_names, self._file_names = {}, {}, {}, {}
         self._modules = None
-        self._units = None
         self._package_paths = sorted(self.paths[i] for i, e in enumerate(self.entries)
                                      if e.kind == PACKAGE and e.surface != "peripheral")
         self.dependents = {e.id: e.dependents for e in self.entries if e.dependents}
@@ -321,13 +321,6 @@ class Retriever:
         prefix = folder + "/"
         return bisect.bisect_left(self._modules, prefix + "\uffff") - bisect.bisect_left(self._modules, prefix)
 
-    def unit_numbers(self) -> list[int]:
-        """The positions of the units (packages, areas, directories): an edit never changes an entry's kind, so a
-        patched retriever shares them."""
-        if self._units is None:
-            self._units = [i for i, e in enumerate(self.entries) if e.kind in UNITS]
-        return self._units
-
     def unit_name(self, index: int) -> frozenset[str]:
         """The words a unit (package, area, directory) is called by: a routing question names it by them."""
         found = self._unit_names.get(index)
@@ -352,7 +345,7 @@ class Retriever:
         candidates = self._candidates(hits, reading.shape)
         if reading.shape.asks_unit or reading.shape.kinds_named:
             # the unit asked for, though pages and modules that say its words more fill the first hits
-            for hit in self.lexical.search(terms, UNIT_DEPTH, boosts, among=self.unit_numbers()):
+            for hit in self.lexical.search(terms, UNIT_DEPTH, boosts, kinds=UNITS):
                 candidates.setdefault(hit.entry, Candidate(hit.entry, hit.bm25, True))
         shape = replace(reading.shape, declared=identity.declared(self, reading.shape))
         weight, total = self._query_weight(reading, terms, boosts, corrected)
@@ -402,7 +395,7 @@ class Retriever:
                 continue
             from rapidfuzz import process  # deferred: only a query with an unknown word needs it
             from rapidfuzz.distance import JaroWinkler
-            found = process.extract(term, self.lexical.vocabulary(), scorer=JaroWinkler.normalized_similarity,
+            found = process.extract(term, self._same_initial(term[0]), scorer=JaroWinkler.normalized_similarity,
                                     limit=12, score_cutoff=TYPO_SIMILARITY)
             close = [(choice, score) for choice, score, _ in found if choice[0] == term[0] and choice.isalpha()]
             if close:
@@ -418,6 +411,14 @@ class Retriever:
             else:
                 out.append(term)
         return out, boosts, corrected
+
+    def _same_initial(self, initial: str) -> list[str]:
+        """The indexed words that begin with `initial`: a correction keeps a word's first letter, and the sorted
+        vocabulary holds them in one run, so a typo is compared with them only (on babel's 23,622 entries a
+        Portuguese question compared each of its unknown words with every word, about 4 ms)."""
+        vocabulary = self.lexical.vocabulary()
+        return vocabulary[bisect.bisect_left(vocabulary, initial):bisect.bisect_left(vocabulary,
+                                                                                    chr(ord(initial) + 1))]
 
     def _candidates(self, hits: list[Hit], shape: QueryShape) -> dict[int, Candidate]:
         """The lexical hits, and the entries the query names (identity), which count as hits."""
@@ -458,9 +459,10 @@ class Retriever:
         """How much of the query's weight is in what the entry is called (title, headings, path); for a sentence,
         more when most of it is in its title or path alone: such an entry is about the sentence, more than a long
         page whose sections happen to mention each word."""
-        aboutness = 1 + ABOUTNESS * sum(weight[t] for t in self.lexical.named(index, terms)) / total
+        named, titled = self.lexical.naming_weight(index, terms, weight)
+        aboutness = 1 + ABOUTNESS * named / total
         if shape.sentence:
-            titled = sum(weight[t] for t in self.lexical.titled(index, terms)) / total
+            titled /= total
             if titled >= TITLED_SHARE:
                 aboutness += TITLED * titled
                 reasons.append(f"aboutness +{TITLED * titled:.3g}: its title or path holds {titled:.0%} of "
@@ -497,6 +499,11 @@ class Retriever:
         return Result(entry, score, components, {}, confidence, via, terms, corrected, reasons,
                       translated=reading.translated, shape=reading.shape, from_code=from_code)
 
+    def _held(self, terms: list[str], ids: list[str]) -> dict[str, set[str]]:
+        """Which of the terms each entry (by id) holds in any field."""
+        held = self.lexical.containing([self.index_of[i] for i in ids], terms)
+        return {self.entries[i].id: found for i, found in held.items()}
+
     def _gathered(self, reading: QueryReading, terms: list[str], corrected: dict[str, str], index: int,
                   score: float, reason: str) -> Result:
         """A unit that only its members' evidence brought in (`docbridge.engine.retrieval.units`)."""
@@ -519,10 +526,7 @@ class Retriever:
             # a page lowered for a declared name is kept when its score before that lowering passes: it comes
             # after the declaration, it is not dropped for it
             results = [r for r in results if r.score + _declared_lowering(r) >= threshold]
-            # copies of one page are told apart by every term they hold
-            held = self.lexical.containing([self.index_of[r.entry.id] for r in results
-                                            if r.entry.variant_of or r.entry.variants], terms)
-            results = _collapse_variants(results, {self.entries[i].id: terms for i, terms in held.items()})
+            results = _collapse_variants(results, partial(self._held, terms))
         if kinds:
             results = [r for r in results[:max(4 * limit, 40)] if r.entry.kind in kinds]
         results = results[:limit]
@@ -532,23 +536,30 @@ class Retriever:
         return results
 
 
-def _collapse_variants(results: list[Result], held: dict[str, set[str]]) -> list[Result]:
+def _collapse_variants(results: list[Result], held_by: Callable[[list[str]], dict[str, set[str]]]) -> list[Result]:
     """Copies of one page (one per framework or version) fold into one result, which lists the others under
     `also_in`, so the next results stay diverse. The canonical copy stands for the group unless the
     better-ranked copy matched something of the query the canonical one did not (a framework's name in its
-    path, say)."""
+    path, say): `held_by` tells which query terms each of the copies compared holds."""
     groups: dict[str, list[int]] = {}
     for position, result in enumerate(results):
         entry = result.entry
         group = entry.variant_of or (entry.id if entry.variants else None)
         if group is not None:
             groups.setdefault(group, []).append(position)
+    canonicals = {group: next((results[p] for p in positions if results[p].entry.id == group), None)
+                  for group, positions in groups.items()}
+    # only a group led by another copy than its canonical one compares them (a term asked of the index each)
+    compared = [result.entry.id for group, positions in groups.items()
+                if (canonical := canonicals[group]) is not None and canonical is not results[positions[0]]
+                for result in (results[positions[0]], canonical)]
+    held = held_by(compared) if compared else {}
     chosen: dict[int, Result] = {}
     folded: set[int] = set()
     for group, positions in groups.items():
         leader = results[positions[0]]
         pick = leader
-        canonical = next((results[p] for p in positions if results[p].entry.id == group), None)
+        canonical = canonicals[group]
         if canonical is not None and canonical is not leader and held[leader.entry.id] <= held[canonical.entry.id]:
             pick = canonical
             pick.reasons.append(f"stands for {leader.entry.path}, a variant that matched nothing more of the query")

@@ -41,7 +41,7 @@ from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.safe_io import MAX_ARTIFACT_BYTES, open_regular, read_regular, real_dirs
 
 MANIFEST_KIND = "search-index"
-STORE_VERSION = 1
+STORE_VERSION = 2  # 2: a field of each entry's kind
 CONFIG_FILE = "doc-bridge.config.json"  # the configuration's name (engine.base.config, not imported on this path)
 ABANDONED_BUILD_S = 900  # a temporary build untouched this long belongs to a process that died
 SUPERSEDED_KEEP_S = 60  # an index replaced by a newer one is removed once no reader can still be opening it
