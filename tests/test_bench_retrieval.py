@@ -157,3 +157,20 @@ def test_the_per_field_layout_ranks_every_suite_question(tmp_path: Path) -> None
     root = copy_fixture("acme", tmp_path)
     report = docbridge_json("bench", "retrieval", str(root / "retrieval-suite.json"), "--lexical", "fields", "--json")
     assert report["suite"]["caseCount"] == len(report["cases"]) and report["metrics"]["hitAt3"] >= 0.9
+
+
+def test_bench_search_times_every_query_of_a_folder_of_suites_on_the_root_given(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    suites = tmp_path / "suites"
+    (suites / "one").mkdir(parents=True)
+    shutil.copy(FIXTURES / "acme" / "retrieval-suite.json", suites / "one" / "retrieval-suite.json")
+    shutil.copy(FIXTURES / "monorepo" / "retrieval-suite.json", suites / "tune2-suite.json")
+    (suites / "notes.json").write_text("{}")  # not a suite: not read
+    count = sum(len(json.loads((FIXTURES / f / "retrieval-suite.json").read_text())["cases"])
+                for f in ("acme", "monorepo"))
+    report = docbridge_json("bench", "search", str(suites), "--root", str(root), "--files", "0", "--json")
+    [row] = report["results"]
+    assert row["queries"] == 3 * count  # three rounds of every query
+    assert row["entries"] > 0 and 0 < row["p50_ms"] <= row["p95_ms"] <= row["max_ms"]
+    without_root = docbridge("bench", "search", str(suites), "--files", "0")
+    assert without_root.returncode == 2 and "--root" in without_root.stderr

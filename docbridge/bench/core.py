@@ -194,12 +194,23 @@ def _query_latencies(retriever: Any, queries: list[str], repeat: int) -> list[fl
 
 def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Path | None,
                  suite_root: Path | None = None) -> int:
-    """Warm search latency over a suite's queries (on `suite_root`, default the suite's directory) and over
-    the synthetic repository (skipped when `size` is 0); index build time."""
+    """Warm search latency over a suite's queries (on `suite_root`, default the suite's directory), or over
+    the queries of every suite (`*-suite.json`) under a folder, three rounds, on `suite_root`; and over the
+    synthetic repository (skipped when `size` is 0); index build time."""
     from docbridge.engine.retrieval.rank import Retriever
     from docbridge.engine.workspace import Workspace
     rows = []
-    if suite_path is not None and suite_path.exists():
+    if suite_path is not None and suite_path.is_dir():
+        files = sorted(suite_path.rglob("*-suite.json"))
+        queries = [c["input"] for file in files for c in load_suite(file)["cases"]]
+        workspace = Workspace(suite_root or suite_path)
+        workspace.scan()
+        retriever = workspace.retriever()
+        timings = _query_latencies(retriever, queries, 3)
+        rows.append({"corpus": f"{workspace.root.name}: the queries of {len(files)} suites", "entries":
+                     len(retriever.entries), "queries": len(timings), "p50_ms": round(statistics.median(timings), 2),
+                     "p95_ms": round(_percentile(timings, 0.95), 2), "max_ms": round(max(timings), 1)})
+    elif suite_path is not None and suite_path.exists():
         suite = load_suite(suite_path)
         workspace = Workspace(suite_root or suite_path.resolve().parent)
         workspace.scan()
@@ -247,9 +258,11 @@ def _print_search(rows: list[dict[str, Any]], as_json: bool) -> int:
     for row in rows:
         extra = (f", projection {row['projection_s']:.2f} s, index build {row['index_build_s']:.2f} s"
                  if "index_build_s" in row else "")
+        extra += f", max {row['max_ms']:.1f} ms" if "max_ms" in row else ""
         print(f"{row['corpus']}: {row['entries']} entries, {row['queries']} queries, p50 {row['p50_ms']:.2f} ms, "
               f"p95 {row['p95_ms']:.2f} ms{extra}")
-    print("goals: p50 <= 5 ms, p95 <= 20 ms, index build for 10,000 files <= 3 s")
+    print("goals: p50 <= 5 ms, p95 <= 20 ms (on a real repository, p95 <= 10 ms), index build for 10,000 files "
+          "<= 3 s")
     return 0
 
 

@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "robust", "loop", "fidelity"],
                         help="which benchmark")
     parser.add_argument("suite_file", nargs="?", metavar="SUITE.json",
-                        help="retrieval: the suite to run; search: a suite whose queries are timed too")
+                        help="retrieval: the suite to run; search: a suite whose queries are timed too, or a "
+                        "folder of suites whose queries are timed on --root")
     parser.add_argument("--root", metavar="DIR",
                         help="retrieval, search: the suite's repository root (default: the suite's directory)")
     parser.add_argument("--index", metavar="PATH", help="retrieval: rank a DocBridgeIndexV1 file (docbridge index) "
@@ -106,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         return fidelity(args)
     if args.suite == "search":
         suite = Path(args.suite_file) if args.suite_file else None
+        if suite is not None and suite.is_dir() and (args.root is None or not any(suite.rglob("*-suite.json"))):
+            raise UsageError(f"bench search over a folder times the queries of its suites (*-suite.json) on --root: "
+                             f"give --root, and a folder that holds suites ({suite})")
         return bench.bench_search((args.files or [5000])[0], workdir, args.json, suite,
                                   root_dir(args.root) if args.root else None)
     raise UsageError(f"unknown benchmark {args.suite!r}")
