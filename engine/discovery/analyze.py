@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,13 @@ def analyze_file(kind: str, path: str, text: str, data: bytes | None = None) -> 
     raise ValueError(f"no analyzer for {kind!r} files ({path})")
 
 
-def read_and_analyze(root: Path, max_bytes: int, kind: str, path: str, known_hash: str | None) -> Analyzed:
+def read_and_analyze(root: Path, max_bytes: int, kind: str, path: str, known_hash: str | None,
+                     real_root: str | None = None) -> Analyzed:
     """One file of a scan, read and analyzed where it runs (a pool worker, or the scan itself): its facts as a
     row; or `("same", hash)` when its content hash is `known_hash` (the cached facts still hold); or
-    `("skip", reason)` when it cannot be read or is beyond its analyzer's budgets."""
-    read = read_text(root, path, max_bytes)
+    `("skip", reason)` when it cannot be read or is beyond its analyzer's budgets. `real_root`: the root's real
+    path, known to a caller that reads many files."""
+    read = read_text(root, path, max_bytes, real_root)
     if read.reason is not None or read.data is None or read.text is None:
         return kind, path, "skip", read.reason or "unreadable"
     content_hash = sha256_bytes(read.data)
@@ -61,4 +64,5 @@ def analyze_batch(job: tuple[str, int, list[tuple[str, str, str | None]]]) -> li
     out (rows pickle cheaply; the worker reads the files, so the scan hands out paths, not contents)."""
     root, max_bytes, batch = job
     base = Path(root)
-    return [read_and_analyze(base, max_bytes, kind, path, known) for kind, path, known in batch]
+    real_root = os.path.realpath(root)  # once a batch, not once a file
+    return [read_and_analyze(base, max_bytes, kind, path, known, real_root) for kind, path, known in batch]

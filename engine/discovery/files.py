@@ -318,10 +318,11 @@ class ReadResult:
     reason: str | None  # why the file is not analyzed, when it is not
 
 
-def read_text(root: Path, path: str, max_bytes: int) -> ReadResult:
-    """Read one analyzable file: too large, binary or undecodable files come back with a reason."""
+def read_text(root: Path, path: str, max_bytes: int, real_root: str | None = None) -> ReadResult:
+    """Read one analyzable file: too large, binary or undecodable files come back with a reason. `real_root`:
+    the root's real path, when the caller reads many files at once (each realpath walks every component)."""
     full = root / path
-    real_root = _real(str(root))
+    real_root = real_root or _real(str(root))
     real = _real(str(full))
     if not _inside(real, real_root):
         return ReadResult(None, None, "symlink-outside-root")
