@@ -322,3 +322,33 @@ def test_a_question_about_the_release_itself_is_answered_by_its_announcement(tmp
     first = payload["results"][0]
     assert first["id"].startswith("document:docs/blog/announcing-bundler")
     assert not any("a dated post" in reason for result in payload["results"] for reason in result["explain"]["reasons"])
+
+
+def test_a_module_of_types_alone_does_not_answer_how_something_is_implemented(tmp_path: Path) -> None:
+    """How something works is answered by code that runs: a module that declares only types and interfaces
+    describes shapes, as a declaration file does, and does not get the implementation question's prior."""
+    root = make_repo(tmp_path / "repo", {
+        "README.md": "# Queue\n\nA job queue.\n",
+        "src/retry/types.ts": "/** The retry policy of a queue: how many attempts, and the backoff delay between "
+                              "them. */\n"
+                              "export interface RetryPolicy {\n  /** how many times a job runs before it fails */\n"
+                              "  attempts: number;\n  /** the first backoff delay, in milliseconds */\n"
+                              "  backoffDelayMs: number;\n}\n\n"
+                              "export type RetryState = { attempt: number; nextDelayMs: number };\n",
+        "src/retry/schedule.ts": "/** Retry scheduling: the backoff delay of a failed job's next attempt. */\n"
+                                 "import type { RetryPolicy, RetryState } from './types';\n\n"
+                                 "/** The next attempt: its delay doubles after each retry, up to eight times the "
+                                 "policy's. */\n"
+                                 "export function nextAttempt(policy: RetryPolicy, state: RetryState): RetryState {\n"
+                                 "  const doubled = state.nextDelayMs * 2;\n"
+                                 "  return { attempt: state.attempt + 1, nextDelayMs: Math.min(doubled, "
+                                 "policy.backoffDelayMs * 8) };\n}\n",
+    })
+    payload = docbridge_json("search", "how is the backoff delay between retry attempts computed", "--root", str(root),
+                             "--json", "--explain")
+    assert [r["id"] for r in payload["results"][:2]] == ["module:src/retry/schedule.ts", "module:src/retry/types.ts"]
+    implementation = "a module that declares code, for a question about how something is implemented"
+    types_only, schedule = payload["results"][1], payload["results"][0]
+    assert any(implementation in reason for reason in schedule["explain"]["reasons"])
+    assert not any(implementation in reason for reason in types_only["explain"]["reasons"])
+    assert types_only["explain"]["components"]["prior"] == 1.0

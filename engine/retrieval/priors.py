@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from docbridge.engine.base.lexicon import has_token
 from docbridge.engine.base.model import AREA, CHANGE, DOCUMENT, INTENT, MODULE, PACKAGE
-from docbridge.engine.retrieval.project import DIRECTORY, Entry
+from docbridge.engine.retrieval.project import DIRECTORY, TYPES_ONLY, Entry
 from docbridge.engine.retrieval.query_shape import QueryShape, vocabulary
 from docbridge.engine.views.graph import canonicality_boost
 
@@ -61,8 +61,10 @@ class Subject:
         return bool(self.index.symbol_sets(self.at)[1])
 
     def implements(self) -> bool:
-        """Whether the module declares code that runs: a declaration file (`.d.ts`) describes types only."""
-        return self.declares_code() and not DECLARATION_FILE.search(self.entry.path)
+        """Whether the module declares code that runs: a declaration file (`.d.ts`), or a module that declares
+        only types and interfaces, describes shapes."""
+        return self.declares_code() and not DECLARATION_FILE.search(self.entry.path) and \
+            TYPES_ONLY not in self.entry.tags
 
     def in_folder(self, listed: str) -> bool:
         """Whether the entry's path goes through a folder of a word list (`guide_folders`: `docs/guide/`,

@@ -68,7 +68,11 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState
     from docbridge.engine.state.model_state import ModelState as Workspace
 
-PROJECTION_VERSION = 10
+PROJECTION_VERSION = 11
+# a module's tag when all it declares are types and interfaces: it describes shapes, no code that runs (a tag read by
+# the ranking, not a word of the entry's text)
+TYPES_ONLY = "types-only"
+TYPE_KINDS = frozenset({"type", "interface"})
 DIRECTORY = "directory"
 FIELDS = ("title", "headings", "symbols", "path", "aliases", "summary", "body")
 _FIELD_NAMES = frozenset(FIELDS)
@@ -602,6 +606,9 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         parent = entity.path.rsplit("/", 2)
         if len(parent) == 3:
             tags.append(parent[1])
+        kinds = {e["kind"] for e in exports if "source" not in e and e["name"] != "*"}
+        if kinds and kinds <= TYPE_KINDS:
+            tags.append(TYPES_ONLY)
     elif entity.kind == DOCUMENT:
         tags.append(entity.data.get("classification") or "unclassified")
         if entity.data.get("frontmatter", {}).get("type"):
@@ -620,7 +627,8 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         "symbols": _limit(" ".join(symbols[:256]), "symbols"),
         "path": _limit(entity.path, "path"),
         # every source file is a module: the word says nothing about one, and is a topic of code and pages
-        "aliases": _limit(" ".join(aliases + (tags[1:] if entity.kind == MODULE else tags)), "aliases"),
+        "aliases": _limit(" ".join(aliases + ([t for t in tags[1:] if t != TYPES_ONLY] if entity.kind == MODULE
+                                               else tags)), "aliases"),
         "summary": _limit(summary or "", "summary"),
         "body": _limit(body, "body"),
     }
