@@ -108,7 +108,7 @@ class Snapshot:
             # a list's canonical JSON is its items' joined with commas; kept as pieces (never every relation
             # as a dict, nor the whole text twice) to hold a large repository's peak memory down, each of about
             # PIECE_BYTES (one per item was 1.6 million pieces, each hashed twice and written, on 100,000 files)
-            pieces = []
+            pieces: list[bytes] = []
             block: list[bytes] = [b"["]
             size = 0
             for text in texts:
