@@ -105,11 +105,12 @@ def score(index: Retriever, components: dict[str, float], at: int, shape: QueryS
     entry = index.entries[at]
     path = index.paths[at]  # lower-cased
     base = file_base(path) if entry.kind in (DOCUMENT, MODULE) else None
-    _whole(index, components, entry, at, path, base, shape, reasons)
+    symbols, declares = index.symbol_sets(at)
+    _whole(index, components, entry, at, path, base, symbols, declares, shape, reasons)
     if shape.naming:
-        _words(index, components, entry, at, base, shape, reasons)
+        _words(index, components, entry, at, base, symbols, declares, shape, reasons)
     if shape.compounds:
-        _compound(index, components, at, base, shape, reasons)
+        _compound(index, components, at, base, declares, shape, reasons)
     if entry.surface == "peripheral" and not shape.asks_peripheral and path != shape.whole:
         named = [k for k in _NAMED if components[k]]
         if named:
@@ -119,10 +120,10 @@ def score(index: Retriever, components: dict[str, float], at: int, shape: QueryS
 
 
 def _whole(index: Retriever, components: dict[str, float], entry: Entry, at: int, path: str, base: str | None,
-           shape: QueryShape, reasons: list[str]) -> None:
-    """The whole query as the entry's id, path, file name, directory or declared name."""
+           symbols: frozenset[str], declares: frozenset[str], shape: QueryShape, reasons: list[str]) -> None:
+    """The whole query as the entry's id, path, file name, directory or declared name (`symbols`: the names it
+    exports, `declares`: those it declares)."""
     whole = shape.whole
-    symbols, declares = index.symbol_sets(at)
     if whole in index.identifiers[at] or entry.id.lower() == whole:
         components["exactId"] += ID
     if path == whole:
@@ -147,9 +148,8 @@ def _whole(index: Retriever, components: dict[str, float], entry: Entry, at: int
 
 
 def _words(index: Retriever, components: dict[str, float], entry: Entry, at: int, base: str | None,
-           shape: QueryShape, reasons: list[str]) -> None:
+           symbols: frozenset[str], declares: frozenset[str], shape: QueryShape, reasons: list[str]) -> None:
     """Each word of a name (a query of at most two words) as the entry's id, file name or declared name."""
-    symbols, declares = index.symbol_sets(at)
     equal_ids = [t for t in shape.words if t in index.identifiers[at]]
     components["exactId"] += WORD_ID * len(equal_ids)
     if equal_ids:
@@ -166,11 +166,10 @@ def _words(index: Retriever, components: dict[str, float], entry: Entry, at: int
             components["exactSymbol"] += WORD_RE_EXPORTS
 
 
-def _compound(index: Retriever, components: dict[str, float], at: int, base: str | None, shape: QueryShape,
-              reasons: list[str]) -> None:
+def _compound(index: Retriever, components: dict[str, float], at: int, base: str | None, declares: frozenset[str],
+              shape: QueryShape, reasons: list[str]) -> None:
     """Adjacent words of the query that together spell the entry's file name or a name it declares: a name
     written as one word is said as its words."""
-    declares = index.symbol_sets(at)[1]
     if base is not None and index.file_name(at) in shape.compounds:
         components["exactPath"] += COMPOUND
         reasons.append(f"exactPath +{COMPOUND}: adjacent query words spell its file name")

@@ -282,6 +282,8 @@ class LexicalIndex:
         self._tokens = 0  # the sum of `_lengths`
         self._code_tokens = 0  # the code words' tokens, all entries together
         self._code_df: dict[str, int] = {}
+        # the tokens `masks_of` was last asked and their needles (`token:`), swapped whole (threads may search)
+        self._needles: tuple[list[str] | None, list[str]] = (None, [])
 
     def vocabulary(self) -> list[str]:
         """Every indexed token, sorted (for typo-tolerant expansion of a query term that matches nothing)."""
@@ -456,9 +458,12 @@ class LexicalIndex:
         entry's packed masks where they stand (a dictionary per entry a search had reached was 3.7 KB an entry,
         and grew with a long session's searches to most of the index: 370 MB on a 100,000-file tree)."""
         packed = self.packed_masks()[entry]
+        asked, needles = self._needles
+        if asked is not query_tokens:  # a search asks of every candidate with one list of tokens
+            needles = [token + ":" for token in query_tokens]
+            self._needles = (query_tokens, needles)
         out = []
-        for token in query_tokens:
-            needle = token + ":"
+        for needle in needles:
             at = packed.find(needle)
             while at > 0 and packed[at - 1] != " ":  # inside another token: the whole one (no space, no colon)
                 at = packed.find(needle, at + 1)

@@ -239,18 +239,33 @@ PRIORS: tuple[Prior, ...] = (
 )
 
 
-def _rows(kind: str, shape: QueryShape) -> tuple[Prior, ...]:
-    return tuple(row for row in PRIORS if (not row.kinds or kind in row.kinds) and row.given(shape))
+# A row the query's shape allows, with its reason when that is the same for every candidate of the kind (a constant
+# factor, a text without `{variants}`): written once per search, not once per candidate
+_Row = tuple[Prior, str | None]
+
+
+def _reason(row: Prior, factor: float, kind: str, shape: QueryShape, variants: int = 0) -> str:
+    shown = row.shown
+    if "{" in shown:
+        shown = shown.format(kind=kind, kinds="/".join(sorted(shape.kinds_named)), variants=variants)
+    return f"prior ×{factor:g}: {shown}"
+
+
+def _rows(kind: str, shape: QueryShape) -> tuple[_Row, ...]:
+    return tuple((row, None if callable(row.factor) or "{variants}" in row.shown else
+                  _reason(row, row.factor, kind, shape))
+                 for row in PRIORS if (not row.kinds or kind in row.kinds) and row.given(shape))
 
 
 # The rows a query's shape allows, per kind of entry, for the query being ranked: every candidate of a search
 # shares its shape, so the query-only conditions are read once per search (a tuple swapped whole: threads that
 # rank other queries at the same time each see a consistent pair).
-_ROWS_OF_SHAPE: tuple[QueryShape | None, dict[str, tuple[Prior, ...]]] = (None, {})
+_ROWS_OF_SHAPE: tuple[QueryShape | None, dict[str, tuple[_Row, ...]]] = (None, {})
 
 
-def priors_for(kind: str, shape: QueryShape) -> tuple[Prior, ...]:
-    """The rows of PRIORS for entries of a kind that the query's shape allows, in table order."""
+def priors_for(kind: str, shape: QueryShape) -> tuple[_Row, ...]:
+    """The rows of PRIORS for entries of a kind that the query's shape allows, in table order, each with its
+    reason when it is the same for every candidate."""
     global _ROWS_OF_SHAPE
     current, rows = _ROWS_OF_SHAPE
     if current is not shape:
@@ -277,15 +292,13 @@ ADDITIVE_PRIORS: tuple[AdditivePrior, ...] = (
 def prior(subject: Subject, reasons: list[str]) -> float:
     """The product of the priors that apply, each listed in `reasons`."""
     value = 1.0
-    for row in priors_for(subject.entry.kind, subject.shape):
+    for row, reason in priors_for(subject.entry.kind, subject.shape):
         if row.applies is _every or row.applies(subject):
             factor = row.factor(subject) if callable(row.factor) else row.factor
+            if reason is None:
+                reason = _reason(row, factor, subject.entry.kind, subject.shape, subject.entry.variants)
             value *= factor
-            shown = row.shown
-            if "{" in shown:
-                shown = shown.format(kind=subject.entry.kind, kinds="/".join(sorted(subject.shape.kinds_named)),
-                                     variants=subject.entry.variants)
-            reasons.append(f"prior ×{factor:g}: {shown}")
+            reasons.append(reason)
     return value
 
 
