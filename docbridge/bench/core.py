@@ -192,6 +192,11 @@ def _query_latencies(retriever: Any, queries: list[str], repeat: int) -> list[fl
     return timings
 
 
+def _latency_row(corpus: str, retriever: Any, timings: list[float]) -> dict[str, Any]:
+    return {"corpus": corpus, "entries": len(retriever.entries), "queries": len(timings),
+            "p50_ms": round(statistics.median(timings), 2), "p95_ms": round(_percentile(timings, 0.95), 2)}
+
+
 def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Path | None,
                  suite_root: Path | None = None) -> int:
     """Warm search latency over a suite's queries (on `suite_root`, default the suite's directory), or over
@@ -207,18 +212,15 @@ def bench_search(size: int, workdir: Path | None, as_json: bool, suite_path: Pat
         workspace.scan()
         retriever = workspace.retriever()
         timings = _query_latencies(retriever, queries, 3)
-        rows.append({"corpus": f"{workspace.root.name}: the queries of {len(files)} suites", "entries":
-                     len(retriever.entries), "queries": len(timings), "p50_ms": round(statistics.median(timings), 2),
-                     "p95_ms": round(_percentile(timings, 0.95), 2), "max_ms": round(max(timings), 1)})
+        rows.append({**_latency_row(f"{workspace.root.name}: the queries of {len(files)} suites", retriever, timings),
+                     "max_ms": round(max(timings), 1)})
     elif suite_path is not None and suite_path.exists():
         suite = load_suite(suite_path)
         workspace = Workspace(suite_root or suite_path.resolve().parent)
         workspace.scan()
         retriever = Retriever(workspace.projection())
         timings = _query_latencies(retriever, [c["input"] for c in suite["cases"]], 10)
-        rows.append({"corpus": suite.get("name", str(suite_path)), "entries": len(retriever.entries),
-                     "queries": len(timings), "p50_ms": round(statistics.median(timings), 2),
-                     "p95_ms": round(_percentile(timings, 0.95), 2)})
+        rows.append(_latency_row(suite.get("name", str(suite_path)), retriever, timings))
     if size <= 0:
         return _print_search(rows, as_json)
     base = _bench_dir(workdir)

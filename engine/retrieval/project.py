@@ -596,7 +596,8 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         aliases.extend(a for a in initials(entity.path.rsplit("/", 1)[-1]) if a not in aliases)
     elif entity.kind == MODULE:
         exports = entity.data.get("exports", [])
-        declared = {e["name"] for e in exports if "source" not in e and e["name"] != "*"}
+        own = [e for e in exports if "source" not in e and e["name"] != "*"]
+        declared = {e["name"] for e in own}
         symbols = sorted(declared) + sorted({e["name"] for e in exports if "source" in e and e["name"] != "*"}
                                             - declared)
         extension = entity.path.rsplit(".", 1)[-1]
@@ -606,8 +607,7 @@ def _entity_entry(ws: Workspace, entity: Any, records: list[Any], graph: _Graph)
         parent = entity.path.rsplit("/", 2)
         if len(parent) == 3:
             tags.append(parent[1])
-        kinds = {e["kind"] for e in exports if "source" not in e and e["name"] != "*"}
-        if kinds and kinds <= TYPE_KINDS:
+        if own and all(e["kind"] in TYPE_KINDS for e in own):
             tags.append(TYPES_ONLY)
     elif entity.kind == DOCUMENT:
         tags.append(entity.data.get("classification") or "unclassified")

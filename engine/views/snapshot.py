@@ -111,8 +111,8 @@ class Snapshot:
             pieces: list[bytes] = []
             block: list[bytes] = [b"["]
             size = 0
-            for text in texts:
-                if len(block) > 1 or pieces:
+            for index, text in enumerate(texts):
+                if index:
                     block.append(b",")
                 block.append(text)
                 size += len(text)
