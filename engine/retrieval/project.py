@@ -438,18 +438,15 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
 
     owners, orphans = attach_owners(config, ((eid, path) for eid, _kind, path, _entity in units))
 
-    linked = [(relation, confidence) for relation in relations
-              if (confidence := edge_confidence(relation)) is not None]
-    # the build's peak was its tables (73 MB on 20,000 files, 23 MB kept): the outgoing edges' hashes are made in
-    # a pass of their own (one tuple of each (kind, target) pair for their keys), their table dropped before the
-    # edges are gathered, in lists (39 MB)
     pairs: dict[tuple[str, str], tuple[str, str]] = {}
     outgoing: dict[str, dict[tuple[str, str], str]] = defaultdict(dict)
-    for relation, confidence in linked:
-        key = (relation.kind, relation.target)
-        outgoing[relation.source].setdefault(pairs.setdefault(key, key), confidence)
+    for relation in relations:
+        if (confidence := edge_confidence(relation)) is not None:
+            key = (relation.kind, relation.target)
+            outgoing[relation.source].setdefault(pairs.setdefault(key, key), confidence)
     out_hashes = {eid: edges_hash(found) for eid, found in outgoing.items()}
     del outgoing, pairs
+    public = _public_surface({path for _, kind, path, _ in units if kind == MODULE}, relations, layout)
     edges: dict[str, list[Edge]] = defaultdict(list)  # in relation order (`_kept_edges` keeps the first)
     covered_by: dict[str, list[str]] = defaultdict(list)
     mentioned_by: dict[str, list[str]] = defaultdict(list)
@@ -464,7 +461,14 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             found = made[key] = Edge(*key)
         return found
 
-    for relation, confidence in linked:
+    # the last pass over the relations takes each from the list as it reads it, in order: the edges' lists grow
+    # as the relations go (a document's are made when read, and only the list held them), where both were whole
+    # at the build's peak (and a list of the relations that give edges beside them: 7 MB more on 20,000 files)
+    relations.reverse()
+    while relations:
+        relation = relations.pop()
+        if (confidence := edge_confidence(relation)) is None:
+            continue
         kind = relation.kind
         edges[relation.source].append(edge(kind, relation.target, "out", confidence))
         edges[relation.target].append(edge(kind, relation.source, "in", confidence))
@@ -472,17 +476,12 @@ def project(ws: Workspace, snapshot: Any, weights: dict[str, float] | None = Non
             covered_by[relation.target].append(relation.source)
         elif kind in ("mentions", "mentions-symbol"):
             mentioned_by[relation.target].append(relation.source)
-    del linked
-
-    graph = _Graph(ranks, {eid: _kept_edges(found) for eid, found in edges.items()},
-                   {eid: tuple(sorted(set(found))) for eid, found in covered_by.items()},
-                   {eid: tuple(sorted(set(found))) for eid, found in mentioned_by.items()},
-                   _public_surface({path for _, kind, path, _ in units if kind == MODULE}, relations, layout),
-                   _dependents(layout))
     # what the graph was read from goes before the entries are made: they then take the memory it held (the
     # relations and edge tables of 20,000 files are 55 MB, which kept the process that much larger after)
-    del relations, edges, covered_by, mentioned_by
+    del relations
     made.clear()
+    graph = _Graph(ranks, _settled(edges, _kept_edges), _settled(covered_by, _distinct),
+                   _settled(mentioned_by, _distinct), public, _dependents(layout))
     entries = [_entity_entry(ws, entity(), owners.get(eid, []), graph) for eid, _kind, _path, entity in units]
 
     entries.extend(_directories(entries, layout))
@@ -537,6 +536,18 @@ class _Graph:
     mentioned_by: dict[str, tuple[str, ...]]
     public: set[str]
     dependents: dict[str, int]
+
+
+def _settled(table: dict[str, list[Any]], settle: Callable[[list[Any]], tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+    """`table` with each list settled into its tuple, the list dropped as its tuple is made (never both whole)."""
+    settled = {}
+    for key in list(table):
+        settled[key] = settle(table.pop(key))
+    return settled
+
+
+def _distinct(found: list[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(found)))
 
 
 def _kept_edges(found: list[Edge]) -> tuple[Edge, ...]:
