@@ -85,6 +85,12 @@ class Waited:
 waited = Waited()  # the process's one editor
 
 
+def _set_event() -> asyncio.Event:
+    event = asyncio.Event()
+    event.set()
+    return event
+
+
 @dataclass(slots=True)
 class Folder:
     root: Path
@@ -106,6 +112,8 @@ class Folder:
     open_sent: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     published_index: Any = None  # the findings index diagnostics were last published from
     burst: Any = None  # the findings index the burst after a scan publishes, while it runs
+    # set unless that burst runs: a search index is built after it, not beside it (`docbridge.lsp.commands`)
+    published_all: asyncio.Event = field(default_factory=_set_event)
     burst_sent: set[str] = field(default_factory=set)  # files an edit published during that burst
     burst_before: Any = None  # `published_index` when that burst began
     noticed: set[str] = field(default_factory=set)  # paths last published with a "not analyzed" notice

@@ -145,7 +145,11 @@ async def scan(server: DocBridgeServer, folder: Folder, reason: str = "initial")
     server.status(folder, "ready")
     opened = frozenset(path for uri in list(server.workspace.text_documents)
                        for owner, path in [server.folders.locate(uri)] if owner is folder and path is not None)
-    await diagnostics.publish_everything(server, folder, first=opened)
+    folder.published_all.clear()
+    try:
+        await diagnostics.publish_everything(server, folder, first=opened)
+    finally:
+        folder.published_all.set()
     await restart.keep(server, folder)  # what a restart shows at once (and again at shutdown)
     keep_model(folder)  # unless a shutdown already started it
 

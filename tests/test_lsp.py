@@ -290,6 +290,23 @@ async def test_a_used_search_index_is_rebuilt_when_edits_pause(tmp_path: Path) -
         assert len(rebuilt()) == 1  # that search found it ready
 
 
+async def test_a_search_sent_right_after_the_scan_builds_its_index_after_the_diagnostics_burst(tmp_path: Path) -> None:
+    """After a scan the server derives and publishes every file's diagnostics. A search index asked for meanwhile
+    is built after that burst, not beside it: both would share one interpreter (the build ends no later), and on a
+    large tree their temporaries together were the server's peak memory."""
+    from docbridge.bench.synthetic import generate
+    root = copy_fixture("acme", tmp_path)
+    generate(root / "padding", 400)  # the burst takes a while: 800 more files
+    async with session(root, settings={"log": {"level": "debug"}}) as s:
+        found = await s.command("docbridge.search", "createInvoice", 3)
+        assert found["results"]
+        messages = [m.message for m in s.client.log_messages]
+        burst = [i for i, m in enumerate(messages) if "diagnostics derived and published after the scan" in m]
+        build = [i for i, m in enumerate(messages) if "building the search index of revision" in m]
+        assert burst and build, messages
+        assert burst[0] < build[0], [messages[i] for i in sorted(burst + build)]
+
+
 async def test_a_patched_index_is_rebuilt_only_after_a_pause_as_long_as_ten_of_its_builds(tmp_path: Path) -> None:
     """On a large tree a build of the index takes seconds of a core: a patched index (which answers as a build
     would, a few milliseconds slower) is rebuilt only once edits pause REBUILD_PAUSE times as long."""

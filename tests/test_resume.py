@@ -333,6 +333,8 @@ def test_writing_the_kept_model_waits_while_the_editor_waits_for_something(tmp_p
     writer.start()
     time.sleep(0.3)
     assert pauses == [] and writer.is_alive()  # its first pause waits for the build
+    # before it began: its tables and the file it writes would be held beside the build's
+    assert not list((root / KEPT).parent.glob(f".{KEPT.name}.*.tmp"))
     ended = time.perf_counter()
     build.__exit__(None, None, None)
     writer.join(10)

@@ -207,6 +207,7 @@ def write_model(state: ModelState, pause: Callable[[], None] = _let_others_run) 
         return False
     if scan.resumed and scan.applied <= max(REWRITE_FLOOR, REWRITE_SHARE * len(state.present)):
         return False  # the next start applies these few changes again (cheaper than writing the whole model)
+    pause()  # not started beside a build the editor waits for: its tables would coexist with the build's
     walk: Walk = state.view(WALK, lambda: Walk(0, {}, {}, (), 0))
     universe = state.universe
     root = state.root
