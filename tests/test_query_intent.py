@@ -189,3 +189,28 @@ def test_a_passive_question_with_a_verb_code_performs_asks_how_code_works(acme: 
     payload = search(acme, "how are volume discounts applied to prices")
     assert "how code works" in payload["results"][0]["explain"]["reading"]
     assert paths(payload)[:2] == ["src/catalog/pricing.ts", "docs/catalog.md"]
+
+
+@pytest.mark.parametrize("query", ["where do the email and sms senders live", "onde ficam os envios de email e sms"])
+def test_a_question_asking_where_things_are_kept_is_answered_by_the_unit_holding_them(acme: Path,
+                                                                                      query: str) -> None:
+    # "where do X live" reads like a question about code ("where do…"), yet asks for the place that keeps them:
+    # src/notifications holds email.ts and sms.ts
+    payload = search(acme, query)
+    assert paths(payload)[0] == "src/notifications", paths(payload)
+    assert "the unit that holds it (its code gathered)" in payload["results"][0]["explain"]["reading"]
+    assert set(paths(payload)[1:3]) == {"src/notifications/email.ts", "src/notifications/sms.ts"}
+    # one thing is kept in its file: its folder gathers nothing from a single module
+    assert paths(search(acme, "where does the logger live"))[0] == "src/util/logger.ts"
+
+
+def test_a_question_asking_where_to_change_something_is_answered_by_code_before_the_page(acme: Path) -> None:
+    # docs/auth.md describes session tokens at length; src/auth/session.ts is what one edits to change them
+    payload = search(acme, "where do I change the session tokens")
+    assert paths(payload)[0] == "src/auth/session.ts", paths(payload)
+    page = next(r for r in payload["results"] if r["path"] == "docs/auth.md")
+    assert "prior ×0.6: a page, for a question that asks where to change something" in page["explain"]["reasons"]
+    # unless the question is about the pages themselves
+    docs = search(acme, "where do I change the auth docs")
+    assert "docs/auth.md" in paths(docs)[:2], paths(docs)
+    assert not any("where to change something" in reason for r in docs["results"] for reason in r["explain"]["reasons"])

@@ -109,6 +109,7 @@ class QueryShape:
     file_words: tuple[str, ...] = ()  # an implementation question's words that may name a module's file
     declared: bool = False  # the index: a module outside tests and examples declares the name the query is
     asks_location: bool = False  # where in the code something is or happens ("which file…", "where are X created")
+    asks_where_to_edit: bool = False  # where to change something ("where do I change…"), not in its docs
     says_code: bool = False  # ...and it says so ("in the code", "which file", "no código"), not only by its verb
     excluded: tuple[str, ...] = ()  # the words an exclusion governs ("without X", "sem X"), as written, folded
     excluded_terms: frozenset[str] = frozenset()  # their tokens, and their glossary readings' (`cobertura`: coverage)
@@ -322,8 +323,10 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
     kinds_named = frozenset(k for w in said for k in kinds.get(fold(w), ()))
     task = bool(pattern("task").search(stripped))
     # a unit is asked for: who owns a thing, where one changes it, which package holds it, where its code is; a
-    # question asking which unit of a kind asks for one whatever its verb ("which package implements…")
-    asks_unit = routing and not task and bool(kind_asked or (not implementation and (
+    # question asking which unit of a kind, or where things are kept, asks for one whatever its verb ("which
+    # package implements…", "where do the built-in environments live")
+    kept = bool(pattern("kept_where").search(fold(stripped))) and not pattern("location").search(fold(stripped))
+    asks_unit = routing and not task and bool(kind_asked or kept or (not implementation and (
         kinds_named or pattern("unit_asked").search(fold(stripped)) or pattern("where_to_change").search(stripped))))
     return QueryShape(
         query=query, words=words, naming=len(said) <= 2,
@@ -332,6 +335,7 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
         symbol_shaped=code_shaped and not path_shaped,
         identifier=one_word and not path_shaped and bool(identifier.search(stripped)),
         asks_implementation=implementation, asks_task=task, asks_unit=asks_unit,
+        asks_where_to_edit=bool(pattern("where_to_edit").search(fold(stripped))),
         asks_configuration=task and bool(pattern("configure").search(fold(stripped))),
         asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
         asks_news=any(fold(w) in vocabulary().words["news"] for w in said),
