@@ -421,7 +421,7 @@ def test_check_results_do_not_change_and_check_enrich_labels_overlay_findings(tm
 
 SUITE = {"version": 1, "name": "overlay", "cases": [
     {"id": "alias", "input": "persistence-layer", "expected": {"anyOf": [STORAGE]}},
-    {"id": "route", "input": "where do I change checkout", "expected": {"anyOf": ["area:src/orders"]}},
+    {"id": "route", "input": "who owns checkout", "expected": {"anyOf": ["area:src/orders"]}},
 ]}
 
 
@@ -441,7 +441,7 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
     # no overlay yet: nothing to measure (exit 2, naming the file)
     missing = docbridge("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     assert missing.returncode == 2 and "overlay.json: no enrichment overlay to measure" in missing.stderr
-    # "where do I change checkout" finds the orders area first; the checkout module and the architecture and
+    # "who owns checkout" finds the orders area first; the checkout module and the architecture and
     # orders pages follow within 30 points (the most a signal adds): strong hints on the three push the area
     # out of the top 3
     hints = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
