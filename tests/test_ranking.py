@@ -352,3 +352,29 @@ def test_a_module_of_types_alone_does_not_answer_how_something_is_implemented(tm
     assert any(implementation in reason for reason in schedule["explain"]["reasons"])
     assert not any(implementation in reason for reason in types_only["explain"]["reasons"])
     assert types_only["explain"]["components"]["prior"] == 1.0
+
+
+def test_a_word_only_a_heading_holds_counts_half_toward_what_a_page_is_about(tmp_path: Path) -> None:
+    """A page's title says what it is about; a heading names one of its sections. The snapshot guide, with a
+    section called Custom matchers, is not the page about adding matchers to `expect`: Extending Matchers is."""
+    root = make_repo(tmp_path / "repo", {
+        "package.json": '{"name": "demo", "version": "1.0.0"}\n',
+        "docs/guide/extending-matchers.md": (
+            "# Extending Matchers\n\nYou can add your own matchers to `expect` with `expect.extend`, and every test "
+            "can then use them.\n\n## Writing one\n\nMatchers receive the value given to `expect` and return whether "
+            "it passed, with a message: a matcher that fails\nsays why.\n"),
+        "docs/guide/snapshot.md": (
+            "# Snapshot\n\nSnapshot tests record the output of a value and compare it on the next run.\n\n"
+            "## Custom matchers\n\nSnapshots can be asserted with matchers you add to `expect` as well.\n\n"
+            "## Updating snapshots\n\nRun the tests with `-u` to update every snapshot that changed. Obsolete snapshot "
+            "files are reported at the end\nof the run, and removed when the run updates snapshots. Inline snapshots "
+            "are written back into the test file,\nnext to the assertion that made them, so a review of the change "
+            "shows the new output beside its test. A\nsnapshot that differs fails its test with a diff of the stored "
+            "output and the new one.\n"),
+    })
+    payload = docbridge_json("search", "how to add custom matchers to expect", "--root", str(root), "--json",
+                             "--explain")
+    # the guide's heading holds two of the question's words (custom, matchers), the page's title one: counted
+    # whole, the heading put the guide first
+    assert [r["id"] for r in payload["results"]][:2] == ["document:docs/guide/extending-matchers.md",
+                                                         "document:docs/guide/snapshot.md"]

@@ -17,8 +17,8 @@
      against the kind and place of the entry), which can only scale evidence that exists;
    - aboutness: 1 + ABOUTNESS × the share of the query's weight (IDF, scaled as BM25 scales it: a word the glossary
      or a typo correction added counts with its reduced weight; a compound identifier's whole token and its parts
-     share one word's weight) found in the title, headings or path, + TITLED × the share found in the title or
-     path alone when that is at least TITLED_SHARE, for a sentence;
+     share one word's weight) found in the title, headings or path (in a heading alone: HEADED of it), + TITLED ×
+     the share found in the title or path alone when that is at least TITLED_SHARE, for a sentence;
    - exactId / exactPath / exactSymbol: identity, the query names the thing (docbridge.engine.retrieval.identity);
    - canonicality, audienceFit, acceptedAgentSignals: the additive priors (docbridge.engine.retrieval.priors).
 4. graphProximity (docbridge.engine.retrieval.proximity): relevance lent by the strongest lexical hits to what is
@@ -85,6 +85,9 @@ TYPO_SPREAD = 0.03
 ANCHORS = 10  # the strongest lexical hits, which lend proximity
 FLOOR = 1 / 3
 ABOUTNESS = 0.2  # aboutness added for the share of the query's weight in the title, headings or path
+# ...a word only a heading holds counts this much of it: what a page is called says what it is about, a heading
+# names one of its sections (a guide with a section on custom matchers is not the page about extending them)
+HEADED = 0.5
 TITLED = 0.3  # aboutness added for a title or path that holds the query's weight, for a sentence
 TITLED_SHARE = 0.5  # ...when it holds at least this share of it
 # COMPOUND, LENT_MARGIN and READING_BOOST are the other stages' (identity, proximity, query_shape), named here too
@@ -460,7 +463,7 @@ class Retriever:
         more when most of it is in its title or path alone: such an entry is about the sentence, more than a long
         page whose sections happen to mention each word."""
         named, titled = self.lexical.naming_weight(index, terms, weight)
-        aboutness = 1 + ABOUTNESS * named / total
+        aboutness = 1 + ABOUTNESS * (titled + HEADED * (named - titled)) / total
         if shape.sentence:
             titled /= total
             if titled >= TITLED_SHARE:
