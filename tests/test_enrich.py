@@ -423,6 +423,12 @@ SUITE = {"version": 1, "name": "overlay", "cases": [
     {"id": "alias", "input": "persistence-layer", "expected": {"anyOf": [STORAGE]}},
     {"id": "page", "input": "checkout orders", "expected": {"anyOf": ["document:docs/orders.md"]}},
 ]}
+# "checkout orders" finds the orders page third, after the checkout module and the architecture page; the orders
+# area and the billing page follow within 30 points (the most a signal adds): strong hints on the two push the page
+# out of the top 3
+MISLEADING = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
+               "evidence": [{"source": "snapshot", "path": e.split(":", 1)[1], "lineStart": 1, "lineEnd": 1}]}
+              for e in ("area:src/orders", "document:docs/billing.md")]
 
 
 def test_bench_overlay_reports_a_gained_case_for_a_correct_alias(tmp_path: Path) -> None:
@@ -441,13 +447,7 @@ def test_bench_overlay_fails_when_a_misleading_rank_hint_loses_a_case(tmp_path: 
     # no overlay yet: nothing to measure (exit 2, naming the file)
     missing = docbridge("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     assert missing.returncode == 2 and "overlay.json: no enrichment overlay to measure" in missing.stderr
-    # "checkout orders" finds the orders page third, after the checkout module and the architecture page; the
-    # orders area and the billing page follow within 30 points (the most a signal adds): strong hints on the two
-    # push the page out of the top 3
-    hints = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
-              "evidence": [{"source": "snapshot", "path": e.split(":", 1)[1], "lineStart": 1, "lineEnd": 1}]}
-             for e in ("area:src/orders", "document:docs/billing.md")]
-    run_script(root, hints)
+    run_script(root, MISLEADING)
     result = docbridge("bench", "retrieval", str(root / "overlay-suite.json"), "--overlay", "--json")
     delta = json.loads(result.stdout)
     assert result.returncode == 1 and delta["lost"] == ["page"] and delta["hitAt3Dropped"] is True

@@ -20,7 +20,7 @@ import pytest
 from support.schemas import assert_invalid, assert_valid, package_schema
 
 from tests.conftest import REPO, copy_fixture, docbridge, docbridge_json
-from tests.test_enrich import ACCEPTED, REJECTED, SUITE, agent, enable, overlay, run_script
+from tests.test_enrich import ACCEPTED, MISLEADING, REJECTED, SUITE, agent, enable, overlay, run_script
 
 # ------------------------------------------------------------------------------------------ stats (ME1)
 
@@ -190,21 +190,17 @@ def test_enrich_retrieval_delta_is_a_regression_when_hit_at_3_drops(tmp_path: Pa
     bad = docbridge("enrich", "--root", str(root), "--retrieval-delta", str(root / "nope.json"),
                     "--agent-command", agent("--log", str(tmp_path / "calls.log")))
     assert bad.returncode == 2 and "nope.json" in bad.stderr and not (tmp_path / "calls.log").exists()
-    # strong hints on the three entries behind the orders area push it out of the top 3 for the route case
-    # (tests/test_enrich.py reads the same ranking)
-    hints = [{"entity": e, "kind": "rank-hint", "payload": {"relevance": "strong"}, "reason": "misleading",
-              "evidence": [{"source": "snapshot", "path": e.split(":", 1)[1], "lineStart": 1, "lineEnd": 1}]}
-             for e in ("module:src/orders/checkout.ts", "document:docs/architecture.md", "document:docs/orders.md")]
+    # strong hints on the two entries behind the orders page push it out of the top 3 (tests/test_enrich.py)
     script = tmp_path / "hints.json"
-    script.write_text(json.dumps(hints), encoding="utf-8")
+    script.write_text(json.dumps(MISLEADING), encoding="utf-8")
     result = docbridge("enrich", "--root", str(root), "--json", "--retrieval-delta", str(suite),
                        "--agent-command", agent("--script", str(script)))
     assert result.returncode == 1, result.stderr
     delta = json.loads(result.stdout)["retrievalDelta"]
     assert delta["regression"] is True and delta["status"] == "regressed"
-    assert delta["lostCases"] == ["route"] and delta["gainedCases"] == []
+    assert delta["lostCases"] == ["page"] and delta["gainedCases"] == []
     assert any(m.endswith("This is a finding about the agent, not a new baseline.") for m in delta["messages"])
-    assert delta["lost"] == ["route"] and delta["hitAt3Dropped"] is True
+    assert delta["lost"] == ["page"] and delta["hitAt3Dropped"] is True
 
 
 # ------------------------------------------------------------------------------------------ study (ME4, ME7)
