@@ -47,7 +47,10 @@ def test_a_topic_question_keeps_its_pages(acme: Path) -> None:
     assert not any("where in the code" in reason for r in payload["results"] for reason in r["explain"]["reasons"])
 
 
-@pytest.mark.parametrize(("query", "excluded"), [("email without sms", "sms"), ("email sem sms", "sms")])
+@pytest.mark.parametrize(("query", "excluded"), [
+    ("email without sms", "sms"), ("email sem sms", "sms"),
+    ("send an email, not an sms", "sms"), ("enviar um email, não um sms", "sms"),  # a clause that sets it aside
+])
 def test_an_excluded_word_is_not_matched_and_lowers_what_is_named_after_it(acme: Path, query: str,
                                                                           excluded: str) -> None:
     assert paths(search(acme, "email sms"))[0] == "src/notifications/sms.ts"  # said plainly, sms.ts leads
@@ -91,6 +94,15 @@ def test_a_name_shaped_like_a_file_that_no_file_has_is_read_as_words(acme: Path)
     payload = search(acme, "Node.js")  # no file of that name in acme
     assert payload["results"] and "a file name" not in payload["results"][0]["explain"]["reading"]
     assert {"node", "js"} <= set(payload["results"][0]["explain"]["terms"])
+
+
+@pytest.mark.parametrize("query", ["why does email not send sms", "por que o email não envia sms"])
+def test_a_not_inside_a_verb_excludes_nothing(acme: Path, query: str) -> None:
+    payload = search(acme, query)
+    assert not any(part.startswith("excluding") for part in payload["results"][0]["explain"]["reading"])
+    sms = next(r for r in payload["results"] if r["path"] == "src/notifications/sms.ts")  # still a match
+    assert "sms" in sms["explain"]["terms"]
+    assert not any("excludes" in reason for reason in sms["explain"].get("reasons", []))
 
 
 def test_an_exclusion_that_would_leave_nothing_is_not_one(acme: Path) -> None:
