@@ -78,7 +78,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 6
+    assert GLOSSARY_VERSION == 7
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
@@ -92,6 +92,9 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
         ("solução de problemas", "troubleshooting")]
     assert ("browser", "navegador", "en-pt") in {(r.source, r.target, r.how) for r in translations("browser mode")}
     assert ("ts", "typescript", "abbreviation") in {(r.source, r.target, r.how) for r in translations("ts config")}
+    # words a question about behaviour uses (`descarta a query mais antiga quando o armazenamento enche`)
+    assert {("descarta", "discard remove", "pt-en"), ("antiga", "old oldest", "pt-en"), ("enche", "full", "pt-en")} <= {
+        (r.source, r.target, r.how) for r in translations("descarta a mais antiga quando enche")}
     # a Portuguese word that is already the English one adds nothing
     assert not any(r.how == "pt-en" for r in translations("test cache plugin"))
     # a symptom reads as the topic documentation files it under, unless the query names the topic itself
