@@ -92,6 +92,10 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
         ("solução de problemas", "troubleshooting")]
     assert ("browser", "navegador", "en-pt") in {(r.source, r.target, r.how) for r in translations("browser mode")}
     assert ("ts", "typescript", "abbreviation") in {(r.source, r.target, r.how) for r in translations("ts config")}
+    # an abbreviation with two spellings: it expands to the first, and each reads as the abbreviation
+    assert [(r.target, r.how) for r in translations("hmr")] == [("hot module replacement", "abbreviation")]
+    assert ("hot update", "hmr", "abbreviation") in {
+        (r.source, r.target, r.how) for r in translations("how are hot updates applied")}
     # words a question about behaviour uses (`descarta a query mais antiga quando o armazenamento enche`)
     assert {("descarta", "discard remove", "pt-en"), ("antiga", "old oldest", "pt-en"), ("enche", "full", "pt-en")} <= {
         (r.source, r.target, r.how) for r in translations("descarta a mais antiga quando enche")}

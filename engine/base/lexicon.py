@@ -221,6 +221,7 @@ def glossary() -> Glossary:
     reverse: dict[str, list[tuple[str, str]]] = {}
     abbreviations: dict[str, str] = {}
     related: dict[str, str] = {}
+    spellings: list[tuple[str, str]] = []
     section = ""
     for line in _GLOSSARY_FILE.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
@@ -233,7 +234,10 @@ def glossary() -> Glossary:
         if not source or not target:
             continue
         if section == "abbreviations":
-            abbreviations[fold(source)] = target
+            # an abbreviation may have several spellings (`hmr`: hot module replacement, hot update); the first
+            # is what it expands to, and each reads as the abbreviation
+            abbreviations.setdefault(fold(source), target)
+            spellings.append((fold(source), target))
             continue
         if section == "related":
             related[singularize(fold(source))] = target
@@ -245,7 +249,7 @@ def glossary() -> Glossary:
             pairs = reverse.setdefault(singularize(fold(word)), [])
             if (word, source) not in pairs:
                 pairs.append((word, source))
-    spelled_out = tuple(sorted((short, tuple(tokens(words)), words) for short, words in abbreviations.items()
+    spelled_out = tuple(sorted((short, tuple(tokens(words)), words) for short, words in spellings
                                if len(tokens(words)) >= 2))
     return Glossary(phrases, reverse, abbreviations, max((len(k) for k in phrases), default=1), related, spelled_out)
 
