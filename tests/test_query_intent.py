@@ -29,6 +29,8 @@ def paths(payload: dict[str, Any]) -> list[str]:
     "which file creates invoices",
     "onde são criadas as faturas",  # the Portuguese guide (docs/guias/faturamento.md) says `faturas` itself
     "onde ficam as faturas no código",
+    "how invoices work internally",  # a guide tells how to use them, the code how they work inside
+    "como as faturas funcionam por dentro",
 ])
 def test_a_question_about_where_in_the_code_is_answered_by_the_module(acme: Path, query: str) -> None:
     payload = search(acme, query, limit=10)
