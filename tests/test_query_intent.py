@@ -27,6 +27,7 @@ def paths(payload: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("query", [
     "where are invoices created",  # only the verb says code: invoice.ts creates them, the guides explain them
     "which file creates invoices",
+    "which code creates invoices",
     "onde são criadas as faturas",  # the Portuguese guide (docs/guias/faturamento.md) says `faturas` itself
     "onde ficam as faturas no código",
     "how invoices work internally",  # a guide tells how to use them, the code how they work inside
@@ -86,6 +87,7 @@ def test_the_reading_is_shown_by_explain_in_text(acme: Path) -> None:
     "onde é o estado global",  # a noun ending in -ado
     "how to format code blocks in the code block",
     "what file format is used",
+    "what code style do invoices follow",  # code as the name of a topic, not the answer's kind
 ])
 def test_ordinary_questions_are_not_read_as_asking_for_code(acme: Path, query: str) -> None:
     payload = search(acme, query)
