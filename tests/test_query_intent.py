@@ -230,3 +230,16 @@ def test_a_question_asking_where_to_change_something_is_answered_by_code_before_
     docs = search(acme, "where do I change the auth docs")
     assert "docs/auth.md" in paths(docs)[:2], paths(docs)
     assert not any("where to change something" in reason for r in docs["results"] for reason in r["explain"]["reasons"])
+
+
+def test_what_packages_share_is_answered_by_the_package_they_depend_on(tmp_path: Path) -> None:
+    # @mono/api and @mono/web both depend on @mono/core (their package.json files): the logic they share is there,
+    # though the question names the two that use it
+    root = copy_fixture("monorepo", tmp_path)
+    payload = search(root, "which package holds the logic shared by the api and the web app")
+    first = payload["results"][0]
+    assert first["id"] == "package:@mono/core"
+    assert any("depend on, for a question about what they share" in r for r in first["explain"]["reasons"])
+    # the same question without `shared` asks for no such package
+    plain = search(root, "which package holds the logic of the api and the web app")
+    assert not any("what they share" in reason for r in plain["results"] for reason in r["explain"].get("reasons", []))

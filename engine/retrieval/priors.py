@@ -39,6 +39,7 @@ TASK_GUIDE = 1.15  # ...and a page in a guide folder (guide/, tutorials/, recipe
 # a page, for a question about where something is done in the code: where it says so ("in the code", "which
 # file", "no código"), a page is not an answer; where only its verb says so ("where are X created"), less likely one
 LOCATION_PAGE = {True: 0.5, False: 0.75}
+SHARED_DEPENDENTS = 2  # "shared" by one is not shared: a package at least two others depend on
 EXCLUDED_NAMED = 0.5  # an entry named after a word the query excludes
 AUDIENCE_FIT = 25.0
 DATED_POST = 0.7  # a blog or news post, for a how-to, routing or implementation question
@@ -179,6 +180,10 @@ PRIORS: tuple[Prior, ...] = (
           "a question that asks where to change something asks for the code one edits: a page only describes it",
           "a page, for a question that asks where to change something",
           given=lambda q: q.asks_where_to_edit and not q.kinds_named),
+    Prior("shared-package-for-shared", (PACKAGE,), lambda s: s.entry.dependents >= SHARED_DEPENDENTS, 1.25,
+          "what several packages share lives in a package they depend on: a question about shared logic is answered "
+          "by one that others depend on, not by one of those that use it",
+          "a package other packages depend on, for a question about what they share", given=lambda q: q.asks_shared),
     Prior("route-title-covers-query", (INTENT,), lambda s: s.title_covers_query(), 1.6,
           "a configured route whose title says all of the query is the answer written for it",
           "the route's title covers the whole query"),

@@ -101,6 +101,7 @@ class QueryShape:
     asks_configuration: bool  # ...how to configure something: the option's reference page describes it
     asks_peripheral: bool  # the query asks about examples, fixtures or playgrounds
     asks_news: bool  # the query asks about releases or news: what dated posts tell
+    asks_shared: bool  # ...what several units share ("shared by all the adapters", "common to"): what they depend on
     kinds_named: frozenset[str]  # unit kinds the question names ("which package…")
     sentence: bool  # three or more words that are not stopwords, not a routing question
     phrase: bool  # two plain words (no identifier, no path), not a routing question
@@ -339,6 +340,7 @@ def shape_of(query: str, said: list[str], *, routing: bool, code_shaped: bool, p
         asks_configuration=task and bool(pattern("configure").search(fold(stripped))),
         asks_peripheral=any(fold(w) in vocabulary().words["peripheral"] for w in said),
         asks_news=any(fold(w) in vocabulary().words["news"] for w in said),
+        asks_shared=routing and any(fold(w) in vocabulary().words["shared"] for w in said),
         kinds_named=kinds_named,
         sentence=sentence, phrase=phrase, compounds=compounds(said),
         form=form(code_shaped, implementation, sentence, phrase),
