@@ -243,3 +243,16 @@ def test_what_packages_share_is_answered_by_the_package_they_depend_on(tmp_path:
     # the same question without `shared` asks for no such package
     plain = search(root, "which package holds the logic of the api and the web app")
     assert not any("what they share" in reason for r in plain["results"] for reason in r["explain"].get("reasons", []))
+
+
+def test_two_words_written_as_one_are_read_as_that_word(tmp_path: Path) -> None:
+    # AppError.ts declares `AppError`: "app error" said apart matches the name as text too (title, symbols)
+    root = copy_fixture("monorepo", tmp_path)
+    payload = search(root, "app error", limit=5)
+    app_error = next(r for r in payload["results"] if r["path"] == "packages/core/src/errors/AppError.ts")
+    assert app_error["explain"]["translated"]["app error"] == "apperror"
+    assert "apperror" in app_error["explain"]["matched"]["symbols"]
+    # the parts of one name are said whole already, and a word that no entry holds is not added
+    for query in ("AppError.code", "app zebra"):
+        explain = search(root, query)["results"][0]["explain"]
+        assert not any(" " in source for source in explain.get("translated", {})), (query, explain)

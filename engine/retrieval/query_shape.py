@@ -20,6 +20,7 @@ weights (READING_BOOST), a word with several readings sharing one word's weight 
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
 from collections.abc import Callable
@@ -40,6 +41,8 @@ EXCLUDED_WORDS = 3  # an exclusion governs the run of words after it, up to a st
 # a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
 # as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
 # page it wants is rarely the page it wants)
+JOINED_BOOST = 0.5  # two words written as one (`fall back`: fallback): the same words, said apart
+_PLAIN_WORD = re.compile(r"(?<![\w.@/-])[a-z]+(?![\w.@/-])")  # a word of letters, not part of a name or path
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "related": TYPO_BOOST, "en-pt": 0.3}
 
 
@@ -164,9 +167,11 @@ class QueryReading:
     shared: dict[str, float] = field(default_factory=dict)
 
 
-def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] | None = None) -> QueryReading:
+def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] | None = None,
+               known_word: Callable[[str], bool] | None = None) -> QueryReading:
     """Read a query (whose tokens are `terms`) for ranking; `known_file` says whether a file of a name is in the
-    index (a query shaped like a file name that no file has, `Node.js`, is read as words)."""
+    index (a query shaped like a file name that no file has, `Node.js`, is read as words), `known_word` whether a
+    token is (two words written as one are read as that one only when it is)."""
     stripped = query.strip()
     said = raw_tokens(query)
     function = _function_tokens()
@@ -238,6 +243,11 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
         for token in targets:
             weight = 1.0 if spelled else READING_BOOST[reading.how] / len(targets)
             added[token] = max(added.get(token, 0.0), weight)
+    if known_word is not None and not code_shaped:
+        for phrase, token in joined_words(query):
+            if token not in terms and token not in added and token not in excluded_terms and known_word(token):
+                added[token] = JOINED_BOOST
+                translated[phrase] = phrase.replace(" ", "")
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
@@ -287,6 +297,21 @@ def exclusions(query: str) -> tuple[list[str], set[str]]:
                 break
         excluded.extend(w for part in phrase for w in raw_tokens(part) if w not in excluded)
     return excluded, markers
+
+
+def joined_words(query: str) -> list[tuple[str, str]]:
+    """Each two words of the query, apart by a space only and neither a stopword, with the token of the one word
+    code and docs write them as (`fall back`: fallback, `set up`: setup, `inline snapshots`: inlinesnapshot); not
+    the parts of a name or a path (`import.meta.glob` is said whole)."""
+    folded = fold(query)
+    words = list(_PLAIN_WORD.finditer(folded))
+    found = []
+    for left, right in itertools.pairwise(words):
+        first, second = left.group(0), right.group(0)
+        if folded[left.end():right.start()].strip() or first in STOPWORDS or second in STOPWORDS:
+            continue
+        found.extend((f"{first} {second}", token) for token in tokens(first + second))
+    return found
 
 
 def content_words(words: tuple[str, ...]) -> tuple[str, ...]:

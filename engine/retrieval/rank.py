@@ -299,6 +299,10 @@ class Retriever:
     def has_file_named(self, name: str) -> bool:
         return bool(self.files_named(name))
 
+    def has_word(self, token: str) -> bool:
+        """Some entry's text or code holds this token."""
+        return self.lexical.doc_freq(token) > 0 or self.lexical.code_doc_freq(token) > 0
+
     def file_name(self, index: int) -> str:
         """A document's or module's file name, lower-cased, without its extensions, - and _ (user-profile.ts:
         userprofile)."""
@@ -342,7 +346,7 @@ class Retriever:
         query_tokens = tokens(query, unique=True)
         if not query_tokens or not self.entries:
             return []
-        reading = read_query(query, query_tokens, self.has_file_named)
+        reading = read_query(query, query_tokens, self.has_file_named, self.has_word)
         terms, boosts, corrected = self._matched_terms(reading)
         hits = self.lexical.search(terms, LEXICAL_DEPTH, boosts, code=reading.shape.reads_code)
         candidates = self._candidates(hits, reading.shape)
