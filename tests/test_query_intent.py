@@ -256,3 +256,19 @@ def test_two_words_written_as_one_are_read_as_that_word(tmp_path: Path) -> None:
     for query in ("AppError.code", "app zebra"):
         explain = search(root, query)["results"][0]["explain"]
         assert not any(" " in source for source in explain.get("translated", {})), (query, explain)
+
+
+def test_a_portuguese_compound_reads_as_the_english_name_it_translates(tmp_path: Path) -> None:
+    # `gerenciador de foco` is the focus manager: `focusManager` in code, though the two words are in the other order
+    root = make_repo(tmp_path, {
+        "package.json": '{"name": "focus-demo", "version": "1.0.0"}',
+        "src/focusManager.ts": "export class FocusManager {\n  setFocused(focused: boolean): void {}\n}\n",
+        "src/onlineManager.ts": "export class OnlineManager {\n  setOnline(online: boolean): void {}\n}\n",
+        "docs/window-focus.md": "# Window focus\n\nRefetch when the window regains focus. The manager of each query "
+                                "listens for focus, and a focus event refetches what is stale. Focus focus focus.\n",
+    })
+    payload = search(root, "onde fica o gerenciador de foco")
+    first = payload["results"][0]
+    assert first["path"] == "src/focusManager.ts", paths(payload)
+    assert first["explain"]["translated"]["gerenciador de foco"] == "focusmanager"
+    assert "focusmanager" in first["explain"]["matched"]["symbols"]

@@ -42,6 +42,7 @@ EXCLUDED_WORDS = 3  # an exclusion governs the run of words after it, up to a st
 # as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
 # page it wants is rarely the page it wants)
 JOINED_BOOST = 0.5  # two words written as one (`fall back`: fallback): the same words, said apart
+_OF_PHRASE = re.compile(r"\b([a-z]{3,}) (de|do|da|dos|das) ([a-z]{3,})\b")  # pt: gerenciador de foco
 _PLAIN_WORD = re.compile(r"(?<![\w.@/-])[a-z]+(?![\w.@/-])")  # a word of letters, not part of a name or path
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "related": TYPO_BOOST, "en-pt": 0.3}
 
@@ -244,10 +245,16 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
             weight = 1.0 if spelled else READING_BOOST[reading.how] / len(targets)
             added[token] = max(added.get(token, 0.0), weight)
     if known_word is not None and not code_shaped:
-        for phrase, token in joined_words(query):
-            if token not in terms and token not in added and token not in excluded_terms and known_word(token):
-                added[token] = JOINED_BOOST
-                translated[phrase] = phrase.replace(" ", "")
+        english = {fold(r.source): r.target.split() for r in readings if r.how == "pt-en"}
+        compounds_read = [(phrase, joined, False) for phrase, joined in joined_words(query)] + [
+            (phrase, joined, True) for phrase, joined in portuguese_compounds(query, english)]
+        for phrase, joined, translated_words in compounds_read:
+            # a word is indexed stemmed (`fallback`), an identifier whole as written (`focusmanager`): the English
+            # words of a Portuguese compound were not said, so the name they spell is not otherwise read
+            for token in dict.fromkeys([*tokens(joined), *([singularize(joined)] if translated_words else [])]):
+                if token not in terms and token not in added and token not in excluded_terms and known_word(token):
+                    added[token] = JOINED_BOOST
+                    translated[phrase] = joined
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
@@ -300,9 +307,9 @@ def exclusions(query: str) -> tuple[list[str], set[str]]:
 
 
 def joined_words(query: str) -> list[tuple[str, str]]:
-    """Each two words of the query, apart by a space only and neither a stopword, with the token of the one word
-    code and docs write them as (`fall back`: fallback, `set up`: setup, `inline snapshots`: inlinesnapshot); not
-    the parts of a name or a path (`import.meta.glob` is said whole)."""
+    """Each two words of the query, apart by a space only and neither a stopword, with the one word code and docs
+    write them as (`fall back`: fallback, `set up`: setup, `inline snapshots`: inlinesnapshots); not the parts of a
+    name or a path (`import.meta.glob` is said whole)."""
     folded = fold(query)
     words = list(_PLAIN_WORD.finditer(folded))
     found = []
@@ -310,7 +317,20 @@ def joined_words(query: str) -> list[tuple[str, str]]:
         first, second = left.group(0), right.group(0)
         if folded[left.end():right.start()].strip() or first in STOPWORDS or second in STOPWORDS:
             continue
-        found.extend((f"{first} {second}", token) for token in tokens(first + second))
+        found.append((f"{first} {second}", first + second))
+    return found
+
+
+def portuguese_compounds(query: str, english: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """Each Portuguese `A de B` whose two nouns the glossary reads in English, with the English compound it is,
+    written as one word: `gerenciador de foco` is the focus manager, `focusManager` in code (`english`: each
+    folded Portuguese word and its English words)."""
+    found = []
+    for match in _OF_PHRASE.finditer(fold(query)):
+        head, modifier = match.group(1), match.group(3)
+        for noun in english.get(head, ())[:1]:
+            for before in english.get(modifier, ())[:1]:
+                found.append((match.group(0), fold(before) + fold(noun)))
     return found
 
 
