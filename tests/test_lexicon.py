@@ -101,6 +101,7 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
         (r.source, r.target, r.how) for r in translations("descarta a mais antiga quando enche")}
     assert {("vários", "multiple several various", "pt-en"), ("diferente", "different", "pt-en")} <= {
         (r.source, r.target, r.how) for r in translations("em vários navegadores diferentes")}
+    assert ("escopo", "scope", "pt-en") in {(r.source, r.target, r.how) for r in translations("o mesmo escopo")}
     # a Portuguese word that is already the English one adds nothing
     assert not any(r.how == "pt-en" for r in translations("test cache plugin"))
     # a symptom reads as the topic documentation files it under, unless the query names the topic itself
