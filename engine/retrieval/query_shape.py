@@ -246,15 +246,15 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
             added[token] = max(added.get(token, 0.0), weight)
     if known_word is not None and not code_shaped:
         english = {fold(r.source): r.target.split() for r in readings if r.how == "pt-en"}
-        compounds_read = [(phrase, joined, False) for phrase, joined in joined_words(query)] + [
-            (phrase, joined, True) for phrase, joined in portuguese_compounds(query, english)]
-        for phrase, joined, translated_words in compounds_read:
+        compounds_read = [(words_said, joined, False) for words_said, joined in joined_words(query)] + [
+            (words_said, joined, True) for words_said, joined in portuguese_compounds(query, english)]
+        for words_said, joined, translated_words in compounds_read:
             # a word is indexed stemmed (`fallback`), an identifier whole as written (`focusmanager`): the English
             # words of a Portuguese compound were not said, so the name they spell is not otherwise read
             for token in dict.fromkeys([*tokens(joined), *([singularize(joined)] if translated_words else [])]):
                 if token not in terms and token not in added and token not in excluded_terms and known_word(token):
                     added[token] = JOINED_BOOST
-                    translated[phrase] = joined
+                    translated[words_said] = joined
     if answer:
         terms = [t for t in terms if t not in answer] or terms
         added = {t: weight for t, weight in added.items() if t not in answer}
