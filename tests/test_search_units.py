@@ -115,13 +115,13 @@ def test_a_lone_private_app_is_not_peripheral(tmp_path: Path) -> None:
 def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(tmp_path_factory.mktemp("guides"), {
         "package.json": json.dumps({"name": "runner", "version": "1.0.0"}),
-        # two pages that match the question about alike: the option's reference page, and the guide that walks
-        # through the task
+        # two pages whose titles name the question's words alike (a word only a heading holds counts half): the
+        # option's reference page, and the guide that walks through the task
         "docs/config/testnamepattern.md": (
             "# testNamePattern\n\n- Type: `string | RegExp`\n- CLI: `-t`\n\nRun only the tests whose full name "
             "matches the pattern.\n"),
         "docs/guide/filtering.md": (
-            "# Test Filtering\n\nFiltering tests, timeouts and concurrent runs.\n\n## Filter by name pattern\n\n"
+            "# Filtering Tests by Name Pattern\n\nFiltering tests, timeouts and concurrent runs.\n\n## Filter by name pattern\n\n"
             "Run only the tests whose name matches a pattern with `-t`:\n\n```sh\nrunner -t \"adds numbers\"\n```\n\n"
             "## Skipping suites and tests\n\nUse `.skip` to skip a test.\n"),
     })
