@@ -252,8 +252,9 @@ def test_two_words_written_as_one_are_read_as_that_word(tmp_path: Path) -> None:
     app_error = next(r for r in payload["results"] if r["path"] == "packages/core/src/errors/AppError.ts")
     assert app_error["explain"]["translated"]["app error"] == "apperror"
     assert "apperror" in app_error["explain"]["matched"]["symbols"]
-    # the parts of one name are said whole already, and a word that no entry holds is not added
-    for query in ("AppError.code", "app zebra"):
+    # the parts of one name are said whole already, a word that no entry holds is not added, and words a
+    # clause sets aside are not asked for joined either
+    for query in ("AppError.code", "app zebra", "the api server's errors, not app error"):
         explain = search(root, query)["results"][0]["explain"]
         assert not any(" " in source for source in explain.get("translated", {})), (query, explain)
 

@@ -38,12 +38,12 @@ _UNIT_KINDS = frozenset({PACKAGE, AREA, DIRECTORY})
 
 TYPO_BOOST = 0.7
 EXCLUDED_WORDS = 3  # an exclusion governs the run of words after it, up to a stopword, at most this many
-# a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
-# as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
-# page it wants is rarely the page it wants)
 JOINED_BOOST = 0.5  # two words written as one (`fall back`: fallback): the same words, said apart
 _OF_PHRASE = re.compile(r"\b([a-z]{3,}) (de|do|da|dos|das) ([a-z]{3,})\b")  # pt: gerenciador de foco
 _PLAIN_WORD = re.compile(r"(?<![\w.@/-])[a-z]+(?![\w.@/-])")  # a word of letters, not part of a name or path
+# a word the glossary adds weighs less than one the query said; a related topic (`slow`: performance) as much
+# as a typo correction; an English query reaching for Portuguese words weighs least (a translation of the
+# page it wants is rarely the page it wants)
 READING_BOOST = {"pt-en": 0.9, "abbreviation": 0.9, "related": TYPO_BOOST, "en-pt": 0.3}
 
 
@@ -249,6 +249,8 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
         compounds_read = [(words_said, joined, False) for words_said, joined in joined_words(query)] + [
             (words_said, joined, True) for words_said, joined in portuguese_compounds(query, english)]
         for words_said, joined, translated_words in compounds_read:
+            if excluded_tokens & set(tokens(words_said)):
+                continue  # `…, not in the browser client`: nor is `browserclient` asked for
             # a word is indexed stemmed (`fallback`), an identifier whole as written (`focusmanager`): the English
             # words of a Portuguese compound were not said, so the name they spell is not otherwise read
             for token in dict.fromkeys([*tokens(joined), *([singularize(joined)] if translated_words else [])]):
