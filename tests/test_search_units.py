@@ -121,7 +121,8 @@ def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "# testNamePattern\n\n- Type: `string | RegExp`\n- CLI: `-t`\n\nRun only the tests whose full name "
             "matches the pattern.\n"),
         "docs/guide/filtering.md": (
-            "# Filtering Tests by Name Pattern\n\nFiltering tests, timeouts and concurrent runs.\n\n## Filter by name pattern\n\n"
+            "# Filtering Tests by Name Pattern\n\nFiltering tests, timeouts and concurrent runs.\n\n"
+            "## Filter by name pattern\n\n"
             "Run only the tests whose name matches a pattern with `-t`:\n\n```sh\nrunner -t \"adds numbers\"\n```\n\n"
             "## Skipping suites and tests\n\nUse `.skip` to skip a test.\n"),
     })
