@@ -246,14 +246,14 @@ def read_query(query: str, terms: list[str], known_file: Callable[[str], bool] |
             added[token] = max(added.get(token, 0.0), weight)
     if known_word is not None and not code_shaped:
         english = {fold(r.source): r.target.split() for r in readings if r.how == "pt-en"}
-        compounds_read = [(words_said, joined, False) for words_said, joined in joined_words(query)] + [
-            (words_said, joined, True) for words_said, joined in portuguese_compounds(query, english)]
-        for words_said, joined, translated_words in compounds_read:
+        said_joined = [(words_said, joined, False) for words_said, joined in joined_words(query)]
+        translated_joined = [(words_said, joined, True) for words_said, joined in portuguese_compounds(query, english)]
+        for words_said, joined, from_portuguese in said_joined + translated_joined:
             if excluded_tokens & set(tokens(words_said)):
                 continue  # `…, not in the browser client`: nor is `browserclient` asked for
             # a word is indexed stemmed (`fallback`), an identifier whole as written (`focusmanager`): the English
             # words of a Portuguese compound were not said, so the name they spell is not otherwise read
-            for token in dict.fromkeys([*tokens(joined), *([singularize(joined)] if translated_words else [])]):
+            for token in dict.fromkeys([*tokens(joined), *([singularize(joined)] if from_portuguese else [])]):
                 if token not in terms and token not in added and token not in excluded_terms and known_word(token):
                     added[token] = JOINED_BOOST
                     translated[words_said] = joined
@@ -329,10 +329,9 @@ def portuguese_compounds(query: str, english: dict[str, list[str]]) -> list[tupl
     folded Portuguese word and its English words)."""
     found = []
     for match in _OF_PHRASE.finditer(fold(query)):
-        head, modifier = match.group(1), match.group(3)
-        for noun in english.get(head, ())[:1]:
-            for before in english.get(modifier, ())[:1]:
-                found.append((match.group(0), fold(before) + fold(noun)))
+        noun, before = english.get(match.group(1)), english.get(match.group(3))
+        if noun and before:
+            found.append((match.group(0), fold(before[0]) + fold(noun[0])))
     return found
 
 
