@@ -75,6 +75,35 @@ def test_symlink_loops_and_links_out_of_the_root_are_never_followed(tmp_path: Pa
     assert summary["unresolved"] == {"links": 2}
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_a_scan_in_worker_processes_reads_through_links_as_one_process_does(tmp_path: Path) -> None:
+    """Workers read a folder's real path once for all its files: a folder inside the root is read under its own
+    name even when a link to it comes first, one a link takes out of the root is not read, and the model is the
+    one a single process builds."""
+    from docbridge.engine.state.scan import POOL_THRESHOLD
+    outside = tmp_path / "outside"
+    make_repo(outside, {"lib/secret.ts": f"export const s = '{SECRET}';\n"})
+    files: dict[str, str | bytes] = {"package.json": '{"name": "pooled"}'}
+    for index in range(POOL_THRESHOLD // 2 + 20):
+        files[f"docs/real/page{index:03d}.md"] = f"# Page {index}\n\nSee `src/core/m{index:03d}.ts`.\n"
+        files[f"src/core/m{index:03d}.ts"] = f"export const value{index} = {index};\n"
+    root = make_repo(tmp_path / "repo", files)
+    (root / "docs" / "mirror").symlink_to(root / "docs" / "real", target_is_directory=True)
+    (root / "src" / "outside").symlink_to(outside / "lib", target_is_directory=True)
+    pooled = docbridge_json("scan", "--root", str(root), "--json", "--jobs", "2", "--no-cache")
+    snapshot = json.loads((root / ".docbridge" / "snapshot.json").read_text())
+    single = docbridge_json("scan", "--root", str(root), "--json", "--jobs", "1", "--no-cache")
+    assert pooled["entities"] == single["entities"]
+    assert snapshot == json.loads((root / ".docbridge" / "snapshot.json").read_text())
+    documents = {e["id"] for e in snapshot["entities"] if e["kind"] == "document"}
+    # the folder is known by its own name; the link to it is that folder shown twice
+    assert len(documents) == POOL_THRESHOLD // 2 + 20 and "document:docs/real/page007.md" in documents
+    skipped = {s["path"]: s["reason"] for s in snapshot["coverage"]["skipped"]}
+    assert skipped["docs/mirror"] == "symlink-duplicate"
+    assert skipped["src/outside"] == "symlink-outside-root"
+    assert SECRET not in (root / ".docbridge" / "snapshot.json").read_text()
+
+
 def test_malformed_frontmatter_is_a_note_not_a_crash(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {
         "docs/a.md": "---\ntitle: [oops\n---\n# A\n\nMentions `src/x/y.ts`.\n",

@@ -42,12 +42,12 @@ def analyze_file(kind: str, path: str, text: str, data: bytes | None = None) -> 
 
 
 def read_and_analyze(root: Path, max_bytes: int, kind: str, path: str, known_hash: str | None,
-                     real_root: str | None = None) -> Analyzed:
+                     real_root: str | None = None, real_folders: dict[str, str] | None = None) -> Analyzed:
     """One file of a scan, read and analyzed where it runs (a pool worker, or the scan itself): its facts as a
     row; or `("same", hash)` when its content hash is `known_hash` (the cached facts still hold); or
-    `("skip", reason)` when it cannot be read or is beyond its analyzer's budgets. `real_root`: the root's real
-    path, known to a caller that reads many files."""
-    read = read_text(root, path, max_bytes, real_root)
+    `("skip", reason)` when it cannot be read or is beyond its analyzer's budgets. `real_root`, `real_folders`:
+    the root's real path and a memo of folders' real paths, kept by a caller that reads many files."""
+    read = read_text(root, path, max_bytes, real_root, real_folders)
     if read.reason is not None or read.data is None or read.text is None:
         return kind, path, "skip", read.reason or "unreadable"
     content_hash = sha256_bytes(read.data)
@@ -65,4 +65,6 @@ def analyze_batch(job: tuple[str, int, list[tuple[str, str, str | None]]]) -> li
     root, max_bytes, batch = job
     base = Path(root)
     real_root = os.path.realpath(root)  # once a batch, not once a file
-    return [read_and_analyze(base, max_bytes, kind, path, known, real_root) for kind, path, known in batch]
+    real_folders: dict[str, str] = {}  # and each folder's once a batch (a batch is a run of sorted paths)
+    return [read_and_analyze(base, max_bytes, kind, path, known, real_root, real_folders)
+            for kind, path, known in batch]

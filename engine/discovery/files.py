@@ -232,10 +232,13 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
     seen_dirs: set[str] = set()
     max_files = config.limits.max_files
 
+    linked_dirs: list[tuple[str, str]] = []  # links to folders, walked after every real folder
+
     def visit(abs_dir: str, rel_dir: str) -> None:
         real_dir = _real(abs_dir)
-        if real_dir in seen_dirs:
-            result.skipped[rel_dir or "."] = "symlink-loop"
+        if real_dir in seen_dirs:  # a link back into its own folder, or to a folder walked already
+            inside_target = _inside(_real(os.path.dirname(abs_dir)), real_dir)
+            result.skipped[rel_dir or "."] = "symlink-loop" if inside_target else "symlink-duplicate"
             return
         seen_dirs.add(real_dir)
         gitignore = os.path.join(abs_dir, ".gitignore")
@@ -278,7 +281,9 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
             if is_link and not _inside(_real(entry.path), real_root):
                 result.skipped[rel] = "symlink-outside-root"
                 continue
-            if is_dir:
+            if is_dir and is_link:  # the folder itself is walked under its own name, the link only when it is not
+                linked_dirs.append((entry.path, rel))
+            elif is_dir:
                 visit(entry.path, rel)
             elif stat.S_ISREG(st.st_mode):
                 if len(result.files) >= max_files:
@@ -291,6 +296,8 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
 
     rules.set_tracked(tracked_paths(root))
     visit(str(root), "")
+    for linked in linked_dirs:  # grows while links inside linked folders are found
+        visit(*linked)
     result.files.sort(key=lambda f: f.path)
     return result, rules
 
@@ -318,18 +325,28 @@ class ReadResult:
     reason: str | None  # why the file is not analyzed, when it is not
 
 
-def read_text(root: Path, path: str, max_bytes: int, real_root: str | None = None) -> ReadResult:
+def read_text(root: Path, path: str, max_bytes: int, real_root: str | None = None,
+              real_folders: dict[str, str] | None = None) -> ReadResult:
     """Read one analyzable file: too large, binary or undecodable files come back with a reason. `real_root`:
-    the root's real path, when the caller reads many files at once (each realpath walks every component)."""
-    full = root / path
+    the root's real path, and `real_folders` a memo of folders' real paths, when the caller reads many files at
+    once (each realpath walks every component: a quarter of reading a small file)."""
     real_root = real_root or _real(str(root))
-    real = _real(str(full))
+    if real_folders is None:
+        real = _real(os.path.join(root, path))
+    else:
+        folder, _, name = path.rpartition("/")
+        real_folder = real_folders.get(folder)
+        if real_folder is None:
+            real_folder = real_folders[folder] = _real(os.path.join(root, folder)) if folder else real_root
+        real = os.path.join(real_folder, name)  # the file itself is opened without following a link
     if not _inside(real, real_root):
         return ReadResult(None, None, "symlink-outside-root")
     try:
         # a regular file only, opened without blocking: a FIFO put where a document was never hangs a reader
-        data = read_regular(Path(real), max_bytes)
+        data = read_regular(real, max_bytes)
     except UnsafeFileError as exc:
+        if exc.errno == errno.ELOOP and real_folders is not None:  # the file is a link: where it leads is read
+            return read_text(root, path, max_bytes, real_root)
         return ReadResult(None, None, "too-large" if exc.errno == errno.EFBIG else "unreadable")
     except OSError:
         return ReadResult(None, None, "unreadable")

@@ -165,8 +165,9 @@ def analyze_pending(root: Path, max_bytes: int, pending: list[tuple[str, str, st
                 yield from result
         return
     real_root = os.path.realpath(root)
+    real_folders: dict[str, str] = {}
     for index, (kind, path, known_hash) in enumerate(pending):
-        yield read_and_analyze(root, max_bytes, kind, path, known_hash, real_root)
+        yield read_and_analyze(root, max_bytes, kind, path, known_hash, real_root, real_folders)
         if progress and index % 100 == 0:
             progress("analyze", index, total)
     if progress and total:
