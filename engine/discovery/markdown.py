@@ -714,9 +714,9 @@ def detect_language(text: str) -> str:
         letters = len(_LETTER.findall(sample))
         if letters and len(_CJK.findall(sample)) / letters > 0.2:
             return "cjk"
-    words = [w.lower() for w in _WORD.findall(sample)]
-    pt = sum(1 for w in words if w in _PT_HINTS)
-    en = sum(1 for w in words if w in _EN_HINTS)
+    words = _WORD.findall(sample.lower())
+    pt = len([w for w in words if w in _PT_HINTS])
+    en = len([w for w in words if w in _EN_HINTS])
     return "pt" if pt > en and pt >= 3 else "en"
 
 

@@ -61,6 +61,9 @@ _CALLS = f"""
   arguments: (arguments) @wired (#any-of? @wiring_method {" ".join(f'"{m}"' for m in WIRING_METHODS)}))
 """
 MAX_WIRING = 256  # wiring calls kept per module
+# what source text the calls above need: a module without any of it is not queried for them (most modules have no
+# dynamic import, require or registration call, and the query walks the whole tree: a tenth of a module's analysis)
+_MAY_CALL = re.compile(rb"\bimport\s*[(/]|\brequire\b|\b(?:" + "|".join(WIRING_METHODS).encode() + rb")\b")
 
 
 class _Grammar:
@@ -132,6 +135,7 @@ def _string_value(node: Node) -> str | None:
 class _Collector:
     def __init__(self, path: str, data: bytes) -> None:
         self.path = path
+        self.source = data
         self.columns = _Columns(data)
         self.exports: list[Export] = []
         self.imports: list[Import] = []
@@ -406,6 +410,8 @@ class _Collector:
                                 self.local_nodes.get(local_name, alias))
 
     def calls(self, grammar: _Grammar, root: Node) -> None:
+        if not _MAY_CALL.search(self.source):
+            return
         for _pattern, captures in QueryCursor(grammar.calls).matches(root):
             for name in ("dynamic", "require"):
                 for arg in captures.get(name, []):
