@@ -71,6 +71,44 @@ def test_a_scan_its_findings_and_its_search_index_run_without_a_collection(tmp_p
     assert collections == [] and gc.isenabled()
 
 
+def test_what_a_session_builds_and_drops_is_freed_without_a_collection(tmp_path: Path) -> None:
+    """What a build allocates is frozen: a reference cycle among it is never collected, whatever it holds (the
+    walk's list of every file, a replaced search index with all its postings). So a scan, its findings, a search
+    index patched after an edit and rebuilt once edits pause, all dropped, leave no cyclic garbage."""
+    from collections import Counter
+
+    from docbridge.engine.base.heap import built
+    from docbridge.engine.retrieval.rank import COMBINED
+    root = copy_fixture("acme", tmp_path)
+    text = (root / "docs/billing.md").read_text(encoding="utf-8")
+
+    def session() -> None:
+        ws = Workspace(root, use_cache=False)
+        ws.scan()
+        ws.findings_index()
+        ws.retriever().search("invoce totals", 5)
+        ws.update("docs/billing.md", text + "\nAn edit.\n")
+        patched = ws.retriever()
+        patched.search("invoce totals", 5)
+        ws.state.replace_view(COMBINED, built(patched.rebuilt)())
+        ws.retriever().search("invoce totals", 5)
+
+    session()  # what is made once (classes a first use creates) is left by this one
+    gc.unfreeze()  # and what anything before froze, the test runner's too
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        session()
+        gc.unfreeze()
+        gc.collect()
+        left = Counter(type(o).__qualname__ for o in gc.garbage)
+        where = [(o.__qualname__, o.__code__.co_firstlineno) for o in gc.garbage if hasattr(o, "__code__")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not left, (left, where)
+
+
 def test_a_large_buffer_is_applied_without_a_collection_and_a_small_edit_is_not_paused(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     ws = Workspace(root, use_cache=False)

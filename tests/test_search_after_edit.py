@@ -215,6 +215,47 @@ def test_earlier_states_and_patched_indexes_are_not_kept_alive_by_the_index_patc
     assert sum(state() is not None for state in states) <= 2
 
 
+def test_an_index_rebuilt_once_edits_pause_frees_the_one_it_replaces_without_a_collection(tmp_path: Path) -> None:
+    """What a build leaves is frozen (never walked by the collector again): an index in a reference cycle with the
+    record of which version of it is newest stayed in the process after each rebuild, every word and posting."""
+    import gc
+    import weakref
+
+    from docbridge.engine.base.heap import built
+    from docbridge.engine.retrieval.rank import COMBINED
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    ws.retriever()
+    text = (root / "docs/billing.md").read_text(encoding="utf-8")
+    ws.update("docs/billing.md", text + "\nA pause in editing follows.\n")
+    patched = ws.retriever()
+    assert patched.lexical.patched_since_built()
+    assert patched.search("invoce totals", 5)  # a typo: the vocabulary is listed
+    whole = built(patched.rebuilt)()  # as the language server rebuilds it, frozen when built
+    ws.state.replace_view(COMBINED, whole)
+    replaced = weakref.ref(patched.lexical)
+    gc.disable()
+    try:
+        del patched
+        assert replaced() is None
+    finally:
+        gc.enable()
+    assert [r.entry.id for r in ws.retriever().search("invoce totals", 5)] == \
+        [r.entry.id for r in Retriever(ws.projection()).search("invoce totals", 5)]
+
+
+def test_a_typo_is_compared_with_the_indexed_words_of_its_first_letter_only(tmp_path: Path) -> None:
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    lexical = ws.retriever().lexical
+    words = lexical.vocabulary()
+    assert words == sorted(words) and len(words) > 100
+    for initial in [*sorted({w[0] for w in words}), "\u00e9", "~"]:
+        assert lexical.words_starting(initial) == [w for w in words if w.startswith(initial)], initial
+
+
 def test_a_module_whose_exports_change_is_found_by_its_new_name_and_no_longer_by_its_old_one(tmp_path: Path) -> None:
     root = copy_fixture("acme", tmp_path)
     ws = Workspace(root, use_cache=False)

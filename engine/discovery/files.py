@@ -226,21 +226,35 @@ def _inside(real: str, real_root: str) -> bool:
 
 def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
     """List every file of the repository the model should know about, in sorted order."""
-    result = WalkResult()
-    rules = IgnoreRules(config)
-    real_root = _real(str(root))
-    seen_dirs: set[str] = set()
-    max_files = config.limits.max_files
+    walker = _Walker(root, config)
+    walker.rules.set_tracked(tracked_paths(root))
+    walker.visit(str(root), "")
+    for linked in walker.linked_dirs:  # grows while links inside linked folders are found
+        walker.visit(*linked)
+    walker.result.files.sort(key=lambda f: f.path)
+    return walker.result, walker.rules
 
-    linked_dirs: list[tuple[str, str]] = []  # links to folders, walked after every real folder
 
-    def visit(abs_dir: str, rel_dir: str) -> None:
+class _Walker:
+    """One walk's state. (A method, not a nested function calling itself: that closure was a cycle, which kept
+    the walk's list of every file alive after a scan had frozen what it allocated, never to be collected.)"""
+
+    def __init__(self, root: Path, config: Config) -> None:
+        self.result = WalkResult()
+        self.rules = IgnoreRules(config)
+        self.real_root = _real(str(root))
+        self.seen_dirs: set[str] = set()
+        self.max_files = config.limits.max_files
+        self.linked_dirs: list[tuple[str, str]] = []  # links to folders, walked after every real folder
+
+    def visit(self, abs_dir: str, rel_dir: str) -> None:
+        result, rules, real_root = self.result, self.rules, self.real_root
         real_dir = _real(abs_dir)
-        if real_dir in seen_dirs:  # a link back into its own folder, or to a folder walked already
+        if real_dir in self.seen_dirs:  # a link back into its own folder, or to a folder walked already
             inside_target = _inside(_real(os.path.dirname(abs_dir)), real_dir)
             result.skipped[rel_dir or "."] = "symlink-loop" if inside_target else "symlink-duplicate"
             return
-        seen_dirs.add(real_dir)
+        self.seen_dirs.add(real_dir)
         gitignore = os.path.join(abs_dir, ".gitignore")
         if os.path.isfile(gitignore) and _inside(_real(gitignore), real_root):
             try:
@@ -282,24 +296,17 @@ def walk(root: Path, config: Config) -> tuple[WalkResult, IgnoreRules]:
                 result.skipped[rel] = "symlink-outside-root"
                 continue
             if is_dir and is_link:  # the folder itself is walked under its own name, the link only when it is not
-                linked_dirs.append((entry.path, rel))
+                self.linked_dirs.append((entry.path, rel))
             elif is_dir:
-                visit(entry.path, rel)
+                self.visit(entry.path, rel)
             elif stat.S_ISREG(st.st_mode):
-                if len(result.files) >= max_files:
+                if len(result.files) >= self.max_files:
                     result.skipped[rel] = "file-limit"
                     continue
                 # a link to another file of the repository (`CLAUDE.md` -> `AGENTS.md`) is that file shown twice:
                 # it exists, its target is what is read
                 kind = "other" if is_link else file_kind(rel)
                 result.files.append(WalkedFile(sys.intern(rel), kind, st.st_size, st.st_mtime_ns))
-
-    rules.set_tracked(tracked_paths(root))
-    visit(str(root), "")
-    for linked in linked_dirs:  # grows while links inside linked folders are found
-        visit(*linked)
-    result.files.sort(key=lambda f: f.path)
-    return result, rules
 
 
 GIT_TIMEOUT = 30  # seconds `git ls-files` may take before the walk goes on without it

@@ -115,22 +115,23 @@ def _dependency_lines(manifest: dict[str, Any], text: str) -> tuple[tuple[str, s
 def _entry_points(manifest: dict[str, Any]) -> tuple[str, ...]:
     """Candidate entry files, most specific first: `exports["."]`, `types`, `module`, `main`."""
     found: list[str] = []
-
-    def add(value: Any) -> None:
-        if isinstance(value, str) and value not in found:
-            found.append(value)
-        elif isinstance(value, dict):
-            for key in ("types", "import", "default", "require", "node"):
-                add(value.get(key))
-
     exports = manifest.get("exports")
     if isinstance(exports, dict):
-        add(exports.get(".", exports if not any(k.startswith(".") for k in exports) else None))
+        _add_entry_point(found, exports.get(".", exports if not any(k.startswith(".") for k in exports) else None))
     else:
-        add(exports)
+        _add_entry_point(found, exports)
     for key in ("source", "types", "typings", "module", "main"):
-        add(manifest.get(key))
+        _add_entry_point(found, manifest.get(key))
     return tuple(found)
+
+
+def _add_entry_point(found: list[str], value: Any) -> None:
+    # a function of the module: a nested one calling itself is a reference cycle, never collected once frozen
+    if isinstance(value, str) and value not in found:
+        found.append(value)
+    elif isinstance(value, dict):
+        for key in ("types", "import", "default", "require", "node"):
+            _add_entry_point(found, value.get(key))
 
 
 MAX_SUBPATHS = 256

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import struct
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -97,7 +99,9 @@ def _schema(names: list[str]) -> Any:
 
 
 class LexicalIndex:
-    _vocabulary: list[str] | None  # every indexed token, sorted (loaded from disk when first asked)
+    # every indexed token, sorted, as one string (a line each): listed from disk or from patches when first asked;
+    # a list of them, kept, was 50 MB of a 100,000-file tree's server once a query had a word to correct
+    _vocabulary: str | None
     _load_vocabulary: Callable[[], list[str]] | None  # what lists it when first asked
     _packed: list[str] | None  # per entry, its tokens packed (loaded from disk when first asked)
     _lengths: list[int] | None  # per entry, its combined field's length in tokens (built here, not read from disk)
@@ -135,9 +139,9 @@ class LexicalIndex:
         writer.wait_merging_threads()
         self.index.reload()
         self.searcher = self.index.searcher()
-        # one string, split when a query first needs the words (typo correction): a list of 140,000 strings held
-        # 9 MB of a 20,000-file tree's index, the string 1 MB
-        self._load_vocabulary = partial(_split_words, "\n".join(sorted(vocabulary)))
+        # one string, never split whole once built (`words_starting`): a list of 140,000 strings held 9 MB of a
+        # 20,000-file tree's index, the string 1 MB
+        self._vocabulary = "\n".join(sorted(vocabulary))
         self._lengths, self._tokens, self._code_tokens = lengths, sum(lengths), code_tokens
         self._shared = _Shared(self)
 
@@ -195,7 +199,7 @@ class LexicalIndex:
         added: set[str] = set()
         removed: set[str] = set()
         with shared.lock:
-            if shared.head is not self:
+            if shared.newest() is not self:
                 return None
             shared.head = None  # until this patch is complete: a failure leaves nothing to patch from
             writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
@@ -222,7 +226,7 @@ class LexicalIndex:
                     writer.wait_merging_threads()  # the writer is released (it holds the index's lock)
             self.index.reload()
             new.searcher = self.index.searcher()
-            shared.head = new
+            shared.head = weakref.ref(new)
         # the writer's arena and the segments merged away, freed, given back: glibc kept them, and a server's
         # first patches grew it by 28 MB on a 20,000-file tree (then 8 MB, trimmed; a trim takes about a millisecond)
         release_free_memory()
@@ -230,7 +234,7 @@ class LexicalIndex:
         new._stale = True
         # the vocabulary: the last one listed, with the words of every patch since checked when first asked
         if self._vocabulary is not None:
-            new._words = (partial(list, self._vocabulary), frozenset(added | removed))
+            new._words = (partial(_split_words, self._vocabulary), frozenset(added | removed))
         elif self._stale:  # itself a patch: the words of the index it was patched from, and every word moved since
             new._words = (self._words[0], self._words[1] | added | removed)
         else:
@@ -286,16 +290,33 @@ class LexicalIndex:
         self._needles: tuple[list[str] | None, list[str]] = (None, [])
 
     def vocabulary(self) -> list[str]:
-        """Every indexed token, sorted (for typo-tolerant expansion of a query term that matches nothing)."""
+        """Every indexed token, sorted (written beside an index kept on disk)."""
+        return _split_words(self._joined_vocabulary())
+
+    def words_starting(self, initial: str) -> list[str]:
+        """The indexed tokens that begin with `initial`, sorted (for typo-tolerant expansion of a query term that
+        matches nothing: a correction keeps a word's first letter). They are one run of the sorted vocabulary."""
+        joined = self._joined_vocabulary()
+        if joined.startswith(initial):
+            start = 0
+        else:
+            found = joined.find("\n" + initial)
+            if found < 0:
+                return []
+            start = found + 1
+        after = re.compile("\n[^" + re.escape(initial) + "]").search(joined, start)
+        return _split_words(joined[start:after.start() if after is not None else len(joined)])
+
+    def _joined_vocabulary(self) -> str:
         if self._vocabulary is None:
             if self._stale:  # a patch: the words of the index patched first, those of every patch since checked
                 listed, moved = self._words
-                self._vocabulary = sorted({t for t in listed() if t not in moved} | {t for t in moved
-                                                                                      if self.doc_freq(t)})
+                words = sorted({t for t in listed() if t not in moved} | {t for t in moved if self.doc_freq(t)})
             elif self._load_vocabulary is not None:
-                self._vocabulary = self._load_vocabulary()
+                words = self._load_vocabulary()
             else:
-                self._vocabulary = sorted({t for i in range(self.count) for t in self._all_tokens(i)})
+                words = sorted({t for i in range(self.count) for t in self._all_tokens(i)})
+            self._vocabulary = "\n".join(words)
         return self._vocabulary
 
     def _all_tokens(self, entry: int) -> set[str]:
@@ -569,8 +590,13 @@ class _Shared:
     __slots__ = ("head", "lock")
 
     def __init__(self, head: LexicalIndex) -> None:
-        self.head = head
+        # weakly: the index holds this, and a cycle between them outlived the index when it was replaced (what a
+        # build leaves is frozen, never collected: every rebuild after a pause kept the old index in the process)
+        self.head: weakref.ref[LexicalIndex] | None = weakref.ref(head)
         self.lock = threading.Lock()
+
+    def newest(self) -> LexicalIndex | None:
+        return self.head() if self.head is not None else None
 
 
 def _rescored(node: dict[str, Any], k1: float, b: float, statistics: _Statistics | None = None) -> float | None:

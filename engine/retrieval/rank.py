@@ -423,9 +423,7 @@ class Retriever:
         """The indexed words that begin with `initial`: a correction keeps a word's first letter, and the sorted
         vocabulary holds them in one run, so a typo is compared with them only (on babel's 23,622 entries a
         Portuguese question compared each of its unknown words with every word, about 4 ms)."""
-        vocabulary = self.lexical.vocabulary()
-        return vocabulary[bisect.bisect_left(vocabulary, initial):bisect.bisect_left(vocabulary,
-                                                                                    chr(ord(initial) + 1))]
+        return self.lexical.words_starting(initial)
 
     def _candidates(self, hits: list[Hit], shape: QueryShape) -> dict[int, Candidate]:
         """The lexical hits, and the entries the query names (identity), which count as hits."""
