@@ -136,6 +136,7 @@ def test_search_right_after_edits_ranks_as_a_fresh_build_and_forgets_the_old_tex
     assert whole.by_symbol is patched.by_symbol and whole.index_of is patched.projection.by_id.positions
     assert whole.lexical.packed_masks() is patched.lexical.packed_masks()
     assert whole.lexical.packed_masks() == rebuilt.lexical.packed_masks()
+    assert whole.lexical.vocabulary() == rebuilt.lexical.vocabulary()  # the patched index's words, not listed again
     for query in [*queries, *mechanism, "quokkaledger", "wombatledger", "refunds settle"]:
         assert [(r.entry.id, r.score) for r in whole.search(query, 10)] == \
             [(r.entry.id, r.score) for r in rebuilt.search(query, 10)], query
@@ -245,13 +246,18 @@ def test_an_index_rebuilt_once_edits_pause_frees_the_one_it_replaces_without_a_c
         [r.entry.id for r in Retriever(ws.projection()).search("invoce totals", 5)]
 
 
-def test_a_typo_is_compared_with_the_indexed_words_of_its_first_letter_only(tmp_path: Path) -> None:
+def test_a_typo_is_compared_with_the_indexed_words_of_its_first_letter_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docbridge.engine.retrieval import lexical as lexical_module
     root = copy_fixture("acme", tmp_path)
     ws = Workspace(root, use_cache=False)
     ws.scan()
     lexical = ws.retriever().lexical
     words = lexical.vocabulary()
     assert words == sorted(words) and len(words) > 100
+    # a large tree's words are gathered in sorted runs, merged once: the same words
+    monkeypatch.setattr(lexical_module, "VOCABULARY_RUN", 40)
+    assert Retriever(ws.projection()).lexical.vocabulary() == words
     for initial in [*sorted({w[0] for w in words}), "\u00e9", "~"]:
         assert lexical.words_starting(initial) == [w for w in words if w.startswith(initial)], initial
 

@@ -31,12 +31,14 @@ own text, so an index opened from disk answers exactly like one just built.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import io
 import math
 import re
 import struct
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -87,6 +89,38 @@ def _split_words(joined: str) -> list[str]:
     return joined.split("\n") if joined else []
 
 
+# the most words a build holds as a set at once: every word of a 100,000-file tree, about 700,000, was 65 MB of
+# its peak as one set; in runs of this many, sorted and joined, they cost a tenth of that
+VOCABULARY_RUN = 65_536
+
+
+def _lines(joined: str) -> Iterator[str]:
+    start = 0
+    while True:
+        end = joined.find("\n", start)
+        if end < 0:
+            yield joined[start:]
+            return
+        yield joined[start:end]
+        start = end + 1
+
+
+def _merged_runs(runs: list[str]) -> str:
+    """The words of sorted runs (each one joined by line breaks), sorted, each once, joined by line breaks."""
+    runs = [run for run in runs if run]
+    if len(runs) <= 1:
+        return runs[0] if runs else ""
+    out = io.StringIO()
+    previous = None
+    for word in heapq.merge(*(_lines(run) for run in runs)):
+        if word != previous:
+            if previous is not None:
+                out.write("\n")
+            out.write(word)
+            previous = word
+    return out.getvalue()
+
+
 def _schema(names: list[str]) -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("n", stored=True, indexed=True)
@@ -107,9 +141,10 @@ class LexicalIndex:
     _lengths: list[int] | None  # per entry, its combined field's length in tokens (built here, not read from disk)
 
     def __init__(self, entries: list[Entry], weights: dict[str, float], mode: str = "combined",
-                 path: Path | None = None, packed: list[str] | None = None) -> None:
-        """Build the index (in memory, or in the empty directory `path`); `packed`: these entries' packed masks,
-        known (an index of the same entries built again), shared instead of made again."""
+                 path: Path | None = None, packed: list[str] | None = None, vocabulary: str | None = None) -> None:
+        """Build the index (in memory, or in the empty directory `path`); `packed`, `vocabulary`: these entries'
+        packed masks and joined words, known (an index of the same entries built again), shared instead of made
+        again (a set of every word was most of what a rebuild held beside the index it replaces)."""
         if mode not in ("combined", "fields"):
             raise ValueError(f"unknown lexical mode {mode!r}")
         if path is not None and mode != "combined":
@@ -119,7 +154,8 @@ class LexicalIndex:
         self.index = tantivy.Index(self.schema, path=str(path)) if path is not None else tantivy.Index(self.schema)
         self.index.register_tokenizer(WHITESPACE, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
         writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        vocabulary: set[str] = set()
+        words: set[str] = set()
+        runs: list[str] = []  # the words seen, sorted and joined a run at a time (`_merged_runs`)
         if packed is not None and len(packed) != len(entries):
             raise ValueError("the packed masks are not of these entries")
         self._packed = packed if packed is not None else []
@@ -127,8 +163,12 @@ class LexicalIndex:
         code_tokens = 0
         for number, entry in enumerate(entries):
             per_field = {name: tokens(entry.fields.get(name, "")) for name in FIELDS}
-            for values in per_field.values():
-                vocabulary.update(values)
+            if vocabulary is None:
+                for values in per_field.values():
+                    words.update(values)
+                if len(words) >= VOCABULARY_RUN:
+                    runs.append("\n".join(sorted(words)))
+                    words = set()
             if packed is None:
                 self._packed.append(_pack(per_field))
             document, length, code_length = self._document(number, per_field, entry.code, entry.kind)
@@ -141,7 +181,11 @@ class LexicalIndex:
         self.searcher = self.index.searcher()
         # one string, never split whole once built (`words_starting`): a list of 140,000 strings held 9 MB of a
         # 20,000-file tree's index, the string 1 MB
-        self._vocabulary = "\n".join(sorted(vocabulary))
+        if vocabulary is None:
+            runs.append("\n".join(sorted(words)))
+            del words
+            vocabulary = _merged_runs(runs)
+        self._vocabulary = vocabulary
         self._lengths, self._tokens, self._code_tokens = lengths, sum(lengths), code_tokens
         self._shared = _Shared(self)
 
@@ -291,12 +335,12 @@ class LexicalIndex:
 
     def vocabulary(self) -> list[str]:
         """Every indexed token, sorted (written beside an index kept on disk)."""
-        return _split_words(self._joined_vocabulary())
+        return _split_words(self.joined_vocabulary())
 
     def words_starting(self, initial: str) -> list[str]:
         """The indexed tokens that begin with `initial`, sorted (for typo-tolerant expansion of a query term that
         matches nothing: a correction keeps a word's first letter). They are one run of the sorted vocabulary."""
-        joined = self._joined_vocabulary()
+        joined = self.joined_vocabulary()
         if joined.startswith(initial):
             start = 0
         else:
@@ -307,7 +351,8 @@ class LexicalIndex:
         after = re.compile("\n[^" + re.escape(initial) + "]").search(joined, start)
         return _split_words(joined[start:after.start() if after is not None else len(joined)])
 
-    def _joined_vocabulary(self) -> str:
+    def joined_vocabulary(self) -> str:
+        """Every indexed token, sorted, one a line."""
         if self._vocabulary is None:
             if self._stale:  # a patch: the words of the index patched first, those of every patch since checked
                 listed, moved = self._words

@@ -261,8 +261,10 @@ class Retriever:
         """This retriever with its lexical index built whole from the same entries: a patched index's exact
         statistics again. The lookups, which read only the entries, are shared, not made again (a second set of
         them was about 50 MB of the language server's peak on a 100,000-file tree while the old index served)."""
-        packed = self.lexical.packed_masks() if self.mode == "combined" else None  # the same entries': shared
-        lexical = LexicalIndex(self.entries, self.projection.weights, self.mode, packed=packed)
+        combined = self.mode == "combined"  # the same entries' masks and words: shared
+        lexical = LexicalIndex(self.entries, self.projection.weights, self.mode,
+                               packed=self.lexical.packed_masks() if combined else None,
+                               vocabulary=self.lexical.joined_vocabulary() if combined else None)
         if self.projection.params:
             lexical.tune(self.projection.params)
         new = copy.copy(self)
