@@ -38,9 +38,8 @@ import re
 import struct
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +94,9 @@ VOCABULARY_RUN = 65_536
 
 
 def _lines(joined: str) -> Iterator[str]:
+    """The words of a joined vocabulary, one at a time (never a list of them all)."""
+    if not joined:
+        return
     start = 0
     while True:
         end = joined.find("\n", start)
@@ -110,9 +112,14 @@ def _merged_runs(runs: list[str]) -> str:
     runs = [run for run in runs if run]
     if len(runs) <= 1:
         return runs[0] if runs else ""
+    return _joined_once(heapq.merge(*(_lines(run) for run in runs)))
+
+
+def _joined_once(words: Iterable[str]) -> str:
+    """Sorted words, each once, joined by line breaks, written as they come."""
     out = io.StringIO()
     previous = None
-    for word in heapq.merge(*(_lines(run) for run in runs)):
+    for word in words:
         if word != previous:
             if previous is not None:
                 out.write("\n")
@@ -278,7 +285,7 @@ class LexicalIndex:
         new._stale = True
         # the vocabulary: the last one listed, with the words of every patch since checked when first asked
         if self._vocabulary is not None:
-            new._words = (partial(_split_words, self._vocabulary), frozenset(added | removed))
+            new._words = (self._vocabulary, frozenset(added | removed))
         elif self._stale:  # itself a patch: the words of the index it was patched from, and every word moved since
             new._words = (self._words[0], self._words[1] | added | removed)
         else:
@@ -324,8 +331,8 @@ class LexicalIndex:
         self._load_bodies: Callable[[], list[str]] | None = None
         self._bodies: list[str] | None = None
         self._stale = False  # patched: tantivy's statistics still count deleted documents (`patched`)
-        # patched: how to list the vocabulary of the index patched first, and the words moved since
-        self._words: tuple[Callable[[], list[str]], frozenset[str]] = (list, frozenset())
+        # patched: the vocabulary of the index patched first (joined, or how to list it), and the words moved since
+        self._words: tuple[str | Callable[[], list[str]], frozenset[str]] = ("", frozenset())
         self._lengths = None
         self._tokens = 0  # the sum of `_lengths`
         self._code_tokens = 0  # the code words' tokens, all entries together
@@ -355,13 +362,14 @@ class LexicalIndex:
         """Every indexed token, sorted, one a line."""
         if self._vocabulary is None:
             if self._stale:  # a patch: the words of the index patched first, those of every patch since checked
-                listed, moved = self._words
-                words = sorted({t for t in listed() if t not in moved} | {t for t in moved if self.doc_freq(t)})
+                # read one at a time: a list and a set of every word of a 100,000-file tree were 100 MB at once
+                source, moved = self._words
+                kept = (t for t in (_lines(source) if isinstance(source, str) else source()) if t not in moved)
+                self._vocabulary = _joined_once(heapq.merge(kept, sorted(t for t in moved if self.doc_freq(t))))
             elif self._load_vocabulary is not None:
-                words = self._load_vocabulary()
+                self._vocabulary = "\n".join(self._load_vocabulary())
             else:
-                words = sorted({t for i in range(self.count) for t in self._all_tokens(i)})
-            self._vocabulary = "\n".join(words)
+                self._vocabulary = "\n".join(sorted({t for i in range(self.count) for t in self._all_tokens(i)}))
         return self._vocabulary
 
     def _all_tokens(self, entry: int) -> set[str]:
