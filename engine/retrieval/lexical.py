@@ -93,18 +93,12 @@ def _split_words(joined: str) -> list[str]:
 VOCABULARY_RUN = 65_536
 
 
+_LINE = re.compile(r"[^\n]+")
+
+
 def _lines(joined: str) -> Iterator[str]:
     """The words of a joined vocabulary, one at a time (never a list of them all)."""
-    if not joined:
-        return
-    start = 0
-    while True:
-        end = joined.find("\n", start)
-        if end < 0:
-            yield joined[start:]
-            return
-        yield joined[start:end]
-        start = end + 1
+    return (match.group() for match in _LINE.finditer(joined))
 
 
 def _merged_runs(runs: list[str]) -> str:
