@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 SCHEMA_VERSION = 1
 CONFIDENCE_ORDER = ("observed", "declared", "fuzzy", "proposed")
@@ -138,6 +138,19 @@ def _rebuild_all(row_class: type[Row]) -> _Conversion:
 
 # --------------------------------------------------------------------------------------------------
 # Evidence and relations
+
+
+class Positioned(Protocol):
+    """What has a place in a file: a `Span`, and the facts read from one place (a link, an inline code span)."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def end_column(self) -> int: ...
 
 
 @dataclass(slots=True, unsafe_hash=True)
