@@ -169,7 +169,7 @@ def _name_span(lines: list[str], reference: Reference) -> Span | None:
 def renamed_mention_edits(state: ModelState, symbol: str, replacement: str) -> list[TextEdit]:
     """Every mention of `symbol` that names a renamed export, in every document, changed to `replacement`."""
     edits = []
-    for path in sorted(state.dependents.get(("sym", symbol), ())):
+    for path in state.dependents_of(("sym", symbol)):
         resolution = state.documents.get(path)
         if resolution is None:
             continue

@@ -44,8 +44,9 @@ from immutables import Map
 log = logging.getLogger("docbridge.engine")
 
 KIND = "resolved-model"
-LAYOUT = 6  # 5: names written once, records refer to them by number (`_NamingPickler`); 6: a document's
-# relations derived from its references, not kept
+LAYOUT = 7  # 5: names written once, records refer to them by number (`_NamingPickler`); 6: a document's
+# relations derived from its references, not kept; 7: a reference keeps the link or code span it was read from,
+# a dependency key asked by one file names that file alone
 # beyond this share of changed files (and this many), a scan (analysis in a pool, then resolution) is quicker
 MAX_CHANGED_SHARE = 0.05
 MAX_CHANGED_FLOOR = 256
@@ -177,7 +178,7 @@ class _Stored:
     facts: dict[str, Any]
     documents: dict[str, Any]
     modules: dict[str, Any]
-    dependents: dict[Any, tuple[str, ...]]
+    dependents: dict[Any, str | tuple[str, ...]]
     unusual: tuple[str, ...]
 
 
@@ -275,7 +276,7 @@ def _read(root: Path, config: Config, rules: IgnoreRules) -> _Stored | None:
                     documents[path] = resolution
                 elif isinstance(resolution, imports.ModuleResolution):
                     modules[path] = resolution
-            dependents: dict[Any, tuple[str, ...]] = {}
+            dependents: dict[Any, str | tuple[str, ...]] = {}
             for _ in range(slices):
                 dependents.update(reader.load())
             return _Stored(present, stats, walk_skipped, skipped, facts, documents, modules, dependents, unusual)

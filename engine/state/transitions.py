@@ -10,7 +10,6 @@ keys it touched. Nothing of the old state is modified; the new one shares everyt
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from docbridge.engine.discovery.files import ANALYZED_KINDS, file_kind, normalis
 from docbridge.engine.discovery.imports import ModuleResolution, resolve_module
 from docbridge.engine.discovery.references import DocumentResolution, resolve_document
 from docbridge.engine.discovery.universe import Key, Universe, UniverseBuilder
-from docbridge.engine.state.model_state import ModelState, Structure
+from docbridge.engine.state.model_state import ModelState, Structure, with_dependent, without_dependent
 from immutables import Map
 
 FROM_DISK = None  # a change whose text is None is read from disk (gone from disk: the file was removed)
@@ -56,34 +55,46 @@ def _document_keys(resolution: DocumentResolution) -> frozenset[Any]:
     return frozenset(r.key for r in resolution.relations) | frozenset(resolution.declared_relations)
 
 
+def _add_dependent(dependents: dict[Key, Any], keys: tuple[Key, ...], path: str) -> None:
+    """Record that `path` asked `keys`: a key's first path held as itself, a list from its second."""
+    for key in keys:
+        found = dependents.get(key)
+        if found is None:
+            dependents[key] = path
+        elif type(found) is str:
+            dependents[key] = [found, path]
+        else:
+            found.append(path)
+
+
 def resolve_everything(state: ModelState) -> ModelState:
     """Resolve every document and module of a state whose universe is complete (after a scan)."""
     universe = state.universe
     documents: dict[str, DocumentResolution] = {}
     modules: dict[str, ModuleResolution] = {}
-    dependents: dict[Key, list[str]] = defaultdict(list)
+    dependents: dict[Key, Any] = {}  # a path, or a list of them (`ModelState.dependents`)
     deps: dict[str, tuple[Key, ...]] = {}
     module_relations: dict[str, Any] = {}
     for path in sorted(universe.documents.keys()):
         resolution = resolve_document(universe, universe.documents[path])
         documents[path] = resolution
         deps[path] = resolution.deps
-        for key in resolution.deps:
-            dependents[key].append(path)
+        _add_dependent(dependents, resolution.deps, path)
     for path in sorted(universe.modules.keys()):
         module_resolution = resolve_module(universe, universe.modules[path])
         modules[path] = module_resolution
         module_relations[path] = module_resolution.relations
         deps[path] = module_resolution.deps
-        for key in module_resolution.deps:
-            dependents[key].append(path)
+        _add_dependent(dependents, module_resolution.deps, path)
     structure = state.structure
     # the anchor indexes of linked pages served the documents linking to them; an edit rebuilds the few it needs
     # (9 MB on 10,000 documents, kept for nothing)
     universe._anchors.clear()
     return state.successor(
         documents=Map(documents), modules=Map(modules),
-        dependents=Map({key: tuple(sorted(paths)) for key, paths in dependents.items()}), deps=Map(deps),
+        dependents=Map({key: paths if type(paths) is str else tuple(sorted(paths))
+                        for key, paths in dependents.items()}),
+        deps=Map(deps),
         module_relations=Map(module_relations), resolved=True,
         structure=structure._replace(modules=structure.modules + 1, documentation=structure.documentation + 1),
         seeds=Map())
@@ -197,7 +208,7 @@ class _Builder:
         else:
             targets = set()
             for key in keys:
-                targets.update(base.dependents.get(key, ()))
+                targets.update(base.dependents_of(key))
             targets |= {p for p in self.touched if p in universe.documents or p in universe.modules}
         ordered = sorted(t for t in targets if t in universe.documents or t in universe.modules)
         documents = base.documents.mutate()
@@ -211,13 +222,13 @@ class _Builder:
         def forget_deps(path: str, new: tuple[Key, ...]) -> None:
             old = deps.get(path) or ()
             for key in set(old).difference(new):
-                rest = tuple(p for p in dependents.get(key, ()) if p != path)
-                if rest:
-                    dependents[key] = rest
-                else:
+                rest = without_dependent(dependents.get(key), path)
+                if rest is None:
                     dependents.pop(key, None)
+                else:
+                    dependents[key] = rest
             for key in set(new).difference(old):
-                dependents[key] = tuple(sorted((*dependents.get(key, ()), path)))
+                dependents[key] = with_dependent(dependents.get(key), path)
             if new:
                 deps[path] = new
             else:
