@@ -170,6 +170,13 @@ def _raw_to_tokens(raw: str, expand_parts: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
+def forget_memos() -> None:
+    """Empty the tokenizer's memos: after a search index is built they hold that build's words, most never
+    asked again, and a search or a patch tokenizes a few words (18 MB on any tree large enough to fill them)."""
+    _raw_to_tokens.cache_clear()
+    _normalised.cache_clear()
+
+
 def tokens(text: str, *, expand_parts: bool = True, unique: bool = False) -> list[str]:
     """The index and query tokens of `text` (the same function for both sides)."""
     out: list[str] = []

@@ -46,7 +46,7 @@ from typing import Any
 import orjson
 import tantivy
 from docbridge.engine.base.heap import release_free_memory, remember
-from docbridge.engine.base.lexicon import tokens
+from docbridge.engine.base.lexicon import forget_memos, tokens
 from docbridge.engine.retrieval.project import FIELDS, Entry
 
 K1, B = 1.2, 0.75  # fixed inside tantivy; recorded in the index header
@@ -189,6 +189,7 @@ class LexicalIndex:
         self._vocabulary = vocabulary
         self._lengths, self._tokens, self._code_tokens = lengths, sum(lengths), code_tokens
         self._shared = _Shared(self)
+        forget_memos()
 
     def patched_since_built(self) -> bool:
         """Whether this index was patched (`patched`): it then rescores every hit, and a build is exact."""
