@@ -184,9 +184,9 @@ class Reference(Positional):
     tuple: a tenth of a scanned model's memory was references (208 bytes each with their span, 96 now; 575,000
     references on a 100,000-file tree)."""
 
-    __slots__ = ("_at", "_rare", "origin", "relation", "status", "symbol", "target", "target_path", "text")
+    __slots__ = ("_rare", "at", "origin", "relation", "status", "symbol", "target", "target_path", "text")
     origin: str
-    _at: Positioned
+    at: Positioned  # where it is written: its `span` without one made (what it was read from, or a span)
     text: str
     status: ReferenceStatus
     target: str | None
@@ -200,7 +200,7 @@ class Reference(Positional):
                  anchor: str | None = None, line: int | None = None, column: int | None = None,
                  symbol: str | None = None, candidates: tuple[str, ...] = (), confidence: str = "observed",
                  message: str | None = None) -> None:
-        self.origin, self._at, self.text = origin, span, text
+        self.origin, self.at, self.text = origin, span, text
         # a dictionary read, not Enum's call (300,000 per 10,000 documents)
         self.status = status if type(status) is ReferenceStatus else (
             _STATUS_OF.get(status) or ReferenceStatus(status))
@@ -210,7 +210,7 @@ class Reference(Positional):
 
     @property
     def span(self) -> Span:
-        at = self._at
+        at = self.at
         return at if type(at) is Span else Span(at.line, at.column, at.end_line, at.end_column)
 
     @property
@@ -239,14 +239,14 @@ class Reference(Positional):
 
     def _values(self) -> tuple[Any, ...]:
         """The constructor's arguments, in its order (what pickling and equality read)."""
-        return (self.origin, self._at, self.text, self.status, self.target, self.target_path, self.relation,
+        return (self.origin, self.at, self.text, self.status, self.target, self.target_path, self.relation,
                 *(self._rare or _RARE_NONE)[:3], self.symbol, *(self._rare or _RARE_NONE)[3:])
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Reference, self._values())
 
     def _key(self) -> tuple[Any, ...]:
-        at = self._at
+        at = self.at
         return (self.origin, at.line, at.column, at.end_line, at.end_column, *self._values()[2:])
 
     def __eq__(self, other: object) -> bool:
@@ -1213,7 +1213,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
             text_ref = resolver.token(link.text, link, "link-text")
             if text_ref.relation and text_ref.target != reference.target:
                 references.append(text_ref)
-    leading = [r.span for r in references if r.origin in ("link", "wiki") and r.status.navigable]
+    leading = [r.at for r in references if r.origin in ("link", "wiki") and r.status.navigable]
     for code_span in facts.code_spans:
         reference = Reference("code", code_span, code_span.text, ReferenceStatus.NONE) \
             if code_span.literal or resolver.in_another_repository(code_span.elsewhere) \
@@ -1251,7 +1251,7 @@ def resolve_document(universe: Universe, facts: MarkdownFacts) -> DocumentResolu
                 missing = declaration.ref if not target else declaration.target
                 references.append(Reference("relation", span, declaration.ref, ReferenceStatus.UNRESOLVED,
                                             message=f"declared relation endpoint `{missing}` does not resolve"))
-    references = sorted_in_runs(references, key=lambda r: (r.span.line, r.span.column, r.origin))
+    references = sorted_in_runs(references, key=lambda r: (r.at.line, r.at.column, r.origin))
     cap = universe.config.limits.relations_per_document
     truncated = _grouped(facts.path, references, cap)[1]
     notes = []
@@ -1353,11 +1353,11 @@ def _document_relations(path: str, references: Iterable[Reference], cap: int, wi
         evidence: list[Evidence] = []
         lines: set[int] = set()
         for ref in refs if with_evidence else ():
-            if ref.span.line in lines or len(evidence) >= MAX_EVIDENCE:
+            at = ref.at
+            if at.line in lines or len(evidence) >= MAX_EVIDENCE:
                 continue
-            lines.add(ref.span.line)
-            evidence.append(Evidence(path, ref.span.line, ref.span.column, ref.span.end_line,
-                                     ref.span.end_column))
+            lines.add(at.line)
+            evidence.append(Evidence(path, at.line, at.column, at.end_line, at.end_column))
         kind, target, symbol = key
         exact = [r for r in refs if r.confidence in ("observed", "declared")]
         if kind == "covers" and all(r.origin == "colocated" for r in refs):

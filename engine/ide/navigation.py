@@ -22,8 +22,8 @@ def reference_at(state: ModelState, resolution: DocumentResolution, line: int, c
     code span inside a link wins over the link, unless the link leads somewhere: the author's explicit target
     (`` [`metadata`](/metadata) `` is a link to the page, whatever else declares `metadata`)."""
     def build() -> tuple[list[tuple[int, int]], list[Reference]]:
-        ordered = sorted(resolution.references, key=lambda r: (r.span.line, r.span.column))
-        return [(r.span.line, r.span.column) for r in ordered], ordered
+        ordered = sorted(resolution.references, key=lambda r: (r.at.line, r.at.column))
+        return [(r.at.line, r.at.column) for r in ordered], ordered
     starts, references = state.view(f"references-by-position:{resolution.path}", build)
     index = bisect.bisect_right(starts, (line, column)) - 1
     best = None
@@ -31,7 +31,7 @@ def reference_at(state: ModelState, resolution: DocumentResolution, line: int, c
         reference = references[index]
         if reference.span.contains(line, column):
             best = reference if best is None or _outranks(reference, best) else best
-        if reference.span.end_line < line and reference.span.line < line - 1:
+        if reference.at.end_line < line and reference.at.line < line - 1:
             break
         index -= 1
     return best

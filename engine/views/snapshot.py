@@ -217,8 +217,8 @@ def document_entity(ws: Workspace, path: str, facts: Any) -> Entity:
                 entry = by_symbol.setdefault(ref.symbol or "", {
                     "symbol": ref.symbol, "candidates": list(ref.candidates[:32]),
                     "candidate_count": len(ref.candidates), "lines": []})
-                if ref.span.line not in entry["lines"]:
-                    entry["lines"].append(ref.span.line)
+                if ref.at.line not in entry["lines"]:
+                    entry["lines"].append(ref.at.line)
             data["ambiguous_symbols"] = [by_symbol[k] for k in sorted(by_symbol)][:64]
     return Entity(entity_id(DOCUMENT, path), DOCUMENT, path, facts.title or path.rsplit("/", 1)[-1],
                   facts.summary, facts.content_hash, data=data)
