@@ -106,8 +106,9 @@ class Folder:
     touched: dict[str, str | None] = field(default_factory=dict)
     provisional: dict[str, tuple[str, ModelState]] = field(default_factory=dict)
     walked: list[str] = field(default_factory=list)  # the paths a running first scan has walked
-    # uri -> (relative path, signature of what was last published), for files with diagnostics
-    published: dict[str, tuple[str, tuple[Any, ...]]] = field(default_factory=dict)
+    # uri -> (relative path, signature of what was last published: `diagnostics._signature`), for files with
+    # diagnostics
+    published: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     # uri of an open document -> (its text when they were sent, the diagnostics last sent): what a restart shows
     open_sent: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
     published_index: Any = None  # the findings index diagnostics were last published from
