@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import gc
 import random
+import sys
 import threading
 from pathlib import Path
 
 from conftest import copy_fixture
 from docbridge.engine.base.heap import SORT_RUN, bulk, sorted_in_runs
+from docbridge.engine.base.model import Span
 from docbridge.engine.state.transitions import INLINE_CHARS, Change, apply_changes
 from docbridge.engine.workspace import Workspace
 
@@ -140,3 +142,30 @@ def test_a_sort_in_runs_is_the_sort() -> None:
     assert sorted_in_runs(pairs, key=lambda p: p[0]) == sorted(pairs, key=lambda p: p[0])  # stable: equal keys
     assert sorted_in_runs(set(pairs)) == sorted(set(pairs))
     assert sorted_in_runs(pairs[:10]) == sorted(pairs[:10]) and sorted_in_runs([]) == []
+
+
+def test_findings_share_their_field_names_and_references_keep_what_they_were_read_from(tmp_path: Path) -> None:
+    """Held by the tens of thousands on a large tree: a finding's values sit in a dictionary whose keys every finding
+    shares (pydantic's own construction gives each a dictionary of its own, twice the size), and a reference to a
+    link or an inline code span keeps that fact as its place instead of a span of its own."""
+    root = copy_fixture("acme", tmp_path)
+    ws = Workspace(root, use_cache=False)
+    ws.scan()
+    findings = [f for fs in ws.findings_index().by_path.values() for f in fs]
+    assert findings
+    for finding in findings:
+        assert sys.getsizeof(finding.__dict__) < sys.getsizeof(dict(finding.__dict__))  # a key-sharing dictionary
+        assert finding.model_fields_set == set(type(finding).model_fields)
+        assert type(finding).model_validate_json(finding.model_dump_json()) == finding
+    state = ws.state
+    read_from = 0
+    for path, resolution in state.documents.items():
+        facts = state.universe.documents[path]
+        places = {id(fact) for fact in (*facts.links, *facts.code_spans)}
+        for reference in resolution.references:
+            if reference.origin in ("link", "image", "code", "link-text"):
+                assert id(reference.at) in places
+                read_from += 1
+            assert reference.span == Span(reference.at.line, reference.at.column, reference.at.end_line,
+                                          reference.at.end_column)
+    assert read_from > 20
