@@ -93,6 +93,18 @@ def built(build: Callable[[], T]) -> Callable[[], T]:
     return run
 
 
+def add_alone_or_listed(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """Add `value` under `key`, a key's first value held as itself and a list made from its second: where most keys
+    name one value, a list each (88 bytes with its first append) is most of such a table. Values are never lists."""
+    found = table.get(key)
+    if found is None:
+        table[key] = value
+    elif type(found) is list:
+        found.append(value)
+    else:
+        table[key] = [found, value]
+
+
 class OneCopy(Generic[K, T]):
     """One copy of each equal value across the process, as `sys.intern` keeps one of each string, for what many
     files repeat (dependency keys, positions, metadata). When `limit` values are held they are all forgotten at

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from docbridge.engine.base.heap import add_alone_or_listed
+
 
 class Postings:
     __slots__ = ("_table",)
@@ -15,13 +17,7 @@ class Postings:
     def __init__(self, pairs: Iterable[tuple[str, int]] = ()) -> None:
         table: dict[str, int | list[int] | tuple[int, ...]] = {}
         for key, number in pairs:
-            found = table.get(key)
-            if found is None:
-                table[key] = number
-            elif type(found) is int:
-                table[key] = [found, number]
-            else:
-                found.append(number)  # type: ignore[union-attr]  # a list while building
+            add_alone_or_listed(table, key, number)
         for key, found in table.items():
             if type(found) is list:
                 table[key] = tuple(found)

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from docbridge.engine.base.heap import built, bulk
+from docbridge.engine.base.heap import add_alone_or_listed, built, bulk
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import MarkdownFacts, ModuleFacts
 from docbridge.engine.discovery.analyze import analyze_file, budget_reason
@@ -56,15 +56,9 @@ def _document_keys(resolution: DocumentResolution) -> frozenset[Any]:
 
 
 def _add_dependent(dependents: dict[Key, Any], keys: tuple[Key, ...], path: str) -> None:
-    """Record that `path` asked `keys`: a key's first path held as itself, a list from its second."""
+    """Record that `path` asked `keys` (`ModelState.dependents`: a path, or a list of them while built)."""
     for key in keys:
-        found = dependents.get(key)
-        if found is None:
-            dependents[key] = path
-        elif type(found) is str:
-            dependents[key] = [found, path]
-        else:
-            found.append(path)
+        add_alone_or_listed(dependents, key, path)
 
 
 def resolve_everything(state: ModelState) -> ModelState:
