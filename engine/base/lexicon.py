@@ -177,7 +177,7 @@ def _raw_to_tokens(raw: str, expand_parts: bool) -> tuple[str, ...]:
 
 def forget_memos() -> None:
     """Empty the tokenizer's memos: after a search index is built they hold that build's words, most never
-    asked again, and a search or a patch tokenizes a few words (18 MB on any tree large enough to fill them)."""
+    asked again, and a search or a patch tokenizes a few words (about 5 MB once full, at `MEMO_ENTRIES` each)."""
     _raw_to_tokens.cache_clear()
     _normalised.cache_clear()
 
