@@ -153,3 +153,34 @@ def test_output_to_a_fifo_or_a_device_writes_into_it_and_leaves_it_in_place(tmp_
     result = docbridge("check", "--root", str(root), "--fail-on", "never", "--output", os.devnull)
     assert result.returncode == 0, result.stderr
     assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
+def test_a_scans_read_ahead_opens_nothing_outside_the_root_and_never_waits_on_a_fifo(
+        setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan's workers ask the kernel to read each batch's files ahead of parsing them: a FIFO put in place of a
+    walked file (opened without blocking), a link to a file outside and a linked folder leading outside are
+    never opened, and a vanished file is passed over."""
+    from docbridge.engine.discovery import files
+    root, outside = setup
+    os.mkfifo(root / "docs/pipe.md")
+    (root / "docs/secret.md").symlink_to(outside / "notes.md")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    opened: list[str] = []
+    real_open = os.open
+
+    def recording_open(path: str, flags: int, *args: object) -> int:
+        handle = real_open(path, flags, *args)
+        opened.append(os.path.realpath(path))  # opened: a link it named was not followed
+        return handle
+
+    monkeypatch.setattr(os, "open", recording_open)
+    real_root = os.path.realpath(root)
+    paths = ["docs/billing.md", "docs/pipe.md", "docs/secret.md", "linked/notes.md", "docs/gone.md"]
+    result: list[None] = []
+    worker = __import__("threading").Thread(
+        target=lambda: result.append(files.read_ahead(root, paths, real_root, {})), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert result == [None], "the read-ahead waited (on the FIFO?)"
+    assert os.path.join(real_root, "docs/billing.md") in opened
+    assert not [path for path in opened if not path.startswith(real_root + os.sep)]

@@ -9,7 +9,7 @@ from typing import Any
 from docbridge.engine.base.hashing import sha256_bytes
 from docbridge.engine.base.model import FileFacts, to_row
 from docbridge.engine.discovery import manifests, markdown, typescript
-from docbridge.engine.discovery.files import read_text
+from docbridge.engine.discovery.files import read_ahead, read_text
 
 Analyzed = tuple[str, str, str, Any]  # kind, path, "facts" | "same" | "skip", row | content hash | skip reason
 
@@ -66,5 +66,6 @@ def analyze_batch(job: tuple[str, int, list[tuple[str, str, str | None]]]) -> li
     base = Path(root)
     real_root = os.path.realpath(root)  # once a batch, not once a file
     real_folders: dict[str, str] = {}  # and each folder's once a batch (a batch is a run of sorted paths)
+    read_ahead(base, (path for _, path, _ in batch), real_root, real_folders)
     return [read_and_analyze(base, max_bytes, kind, path, known, real_root, real_folders)
             for kind, path, known in batch]

@@ -13,7 +13,7 @@ import re
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -341,11 +341,7 @@ def read_text(root: Path, path: str, max_bytes: int, real_root: str | None = Non
     if real_folders is None:
         real = _real(os.path.join(root, path))
     else:
-        folder, _, name = path.rpartition("/")
-        real_folder = real_folders.get(folder)
-        if real_folder is None:
-            real_folder = real_folders[folder] = _real(os.path.join(root, folder)) if folder else real_root
-        real = os.path.join(real_folder, name)  # the file itself is opened without following a link
+        real = _in_real_folder(root, path, real_root, real_folders)
     if not _inside(real, real_root):
         return ReadResult(None, None, "symlink-outside-root")
     try:
@@ -364,6 +360,41 @@ def read_text(root: Path, path: str, max_bytes: int, real_root: str | None = Non
     except UnicodeDecodeError:
         return ReadResult(data, None, "invalid-utf8")
     return ReadResult(data, text.removeprefix("\ufeff"), None)
+
+
+def _in_real_folder(root: Path, path: str, real_root: str, real_folders: dict[str, str]) -> str:
+    """`path` in its folder's real path (memoised in `real_folders`); the file itself is left unresolved, opened
+    without following a link."""
+    folder, _, name = path.rpartition("/")
+    real_folder = real_folders.get(folder)
+    if real_folder is None:
+        real_folder = real_folders[folder] = _real(os.path.join(root, folder)) if folder else real_root
+    return os.path.join(real_folder, name)
+
+
+def read_ahead(root: Path, paths: Iterable[str], real_root: str, real_folders: dict[str, str]) -> None:
+    """Ask the kernel to start reading these files now, all at once, before they are read one by one: on a
+    cold page cache a scan's workers otherwise wait for the disk file after file (a fifth of the cold scan of
+    100,000 files). Nothing is read here; links, files outside the root and anything not a regular file are
+    left to `read_text`."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    for path in paths:
+        real = _in_real_folder(root, path, real_root, real_folders)
+        if not _inside(real, real_root):
+            continue
+        try:
+            handle = os.open(real, flags)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(handle).st_mode):
+                os.posix_fadvise(handle, 0, 0, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
 
 
 def normalise(path: str) -> str | None:
