@@ -77,7 +77,7 @@ async def test_a_restart_after_a_branch_switch_resumes_and_answers_as_a_fresh_st
 
 def _same(a: ModelState, b: ModelState) -> list[str]:
     """The parts of two states that differ (the resolutions, their dependencies and every fact)."""
-    differ = [name for name in ("documents", "modules", "dependents", "module_relations", "skipped")
+    differ = [name for name in ("documents", "modules", "dependents", "skipped")
               if dict(getattr(a, name)) != dict(getattr(b, name))]
     # a file whose resolution asked nothing: a scan records no keys for it, an applied change no entry
     if {path: keys for path, keys in a.deps.items() if keys} != {path: keys for path, keys in b.deps.items() if keys}:

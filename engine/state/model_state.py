@@ -149,7 +149,6 @@ class ModelState:
     dependents: Map[Key, str | tuple[str, ...]] = EMPTY
     deps: Map[str, tuple[Key, ...]] = EMPTY  # file -> the keys its resolution asked
     structure: Structure = Structure(0, 0, 0, 0)  # noqa: RUF009 (an immutable tuple)
-    module_relations: Map[str, Any] = EMPTY  # module -> its relations (what repository findings read)
     buffers: Map[str, str] = EMPTY  # path -> editor buffer text its facts were analyzed from
     resolved: bool = True
     scan: ScanReport = ScanReport()

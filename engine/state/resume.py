@@ -44,9 +44,10 @@ from immutables import Map
 log = logging.getLogger("docbridge.engine")
 
 KIND = "resolved-model"
-LAYOUT = 7  # 5: names written once, records refer to them by number (`_NamingPickler`); 6: a document's
+LAYOUT = 8  # 5: names written once, records refer to them by number (`_NamingPickler`); 6: a document's
 # relations derived from its references, not kept; 7: a reference keeps the link or code span it was read from,
-# a dependency key asked by one file names that file alone
+# a dependency key asked by one file names that file alone; 8: a module's import relations derived from its
+# import outcomes, not kept
 # beyond this share of changed files (and this many), a scan (analysis in a pool, then resolution) is quicker
 MAX_CHANGED_SHARE = 0.05
 MAX_CHANGED_FLOOR = 256
@@ -318,10 +319,9 @@ def resumed_state(root: Path, config: Config, walked: WalkResult, walk: Walk, ru
     structure = state.structure
     # what a scan's resolution records besides the resolutions (`resolve_everything`)
     deps = {path: resolution.deps for path, resolution in (*stored.documents.items(), *stored.modules.items())}
-    module_relations = {path: resolution.relations for path, resolution in stored.modules.items()}
     state = state.successor(
         documents=Map(stored.documents), modules=Map(stored.modules), dependents=Map(stored.dependents),
-        deps=Map(deps), module_relations=Map(module_relations), resolved=True,
+        deps=Map(deps), resolved=True,
         structure=structure._replace(modules=structure.modules + 1, documentation=structure.documentation + 1))
     del stored
     state, _ = apply_changes(state, [Change(path) for path in sorted(changed)])

@@ -68,7 +68,6 @@ def resolve_everything(state: ModelState) -> ModelState:
     modules: dict[str, ModuleResolution] = {}
     dependents: dict[Key, Any] = {}  # a path, or a list of them (`ModelState.dependents`)
     deps: dict[str, tuple[Key, ...]] = {}
-    module_relations: dict[str, Any] = {}
     for path in sorted(universe.documents.keys()):
         resolution = resolve_document(universe, universe.documents[path])
         documents[path] = resolution
@@ -77,7 +76,6 @@ def resolve_everything(state: ModelState) -> ModelState:
     for path in sorted(universe.modules.keys()):
         module_resolution = resolve_module(universe, universe.modules[path])
         modules[path] = module_resolution
-        module_relations[path] = module_resolution.relations
         deps[path] = module_resolution.deps
         _add_dependent(dependents, module_resolution.deps, path)
     structure = state.structure
@@ -89,7 +87,7 @@ def resolve_everything(state: ModelState) -> ModelState:
         dependents=Map({key: paths if type(paths) is str else tuple(sorted(paths))
                         for key, paths in dependents.items()}),
         deps=Map(deps),
-        module_relations=Map(module_relations), resolved=True,
+        resolved=True,
         structure=structure._replace(modules=structure.modules + 1, documentation=structure.documentation + 1),
         seeds=Map())
 
@@ -209,7 +207,6 @@ class _Builder:
         modules = base.modules.mutate()
         dependents = base.dependents.mutate()
         deps = base.deps.mutate()
-        module_relations = base.module_relations.mutate()
         structure = base.structure
         modules_moved = documentation_moved = False
 
@@ -232,11 +229,10 @@ class _Builder:
         for path in sorted(self.touched):
             if path in universe.documents or path in universe.modules:
                 continue
-            if module_relations.pop(path, None) is not None:
+            if modules.pop(path, None) is not None:
                 modules_moved = True
             if documents.pop(path, None) is not None:
                 documentation_moved = True
-            modules.pop(path, None)
             forget_deps(path, ())
         for path in ordered:
             facts = universe.documents.get(path) or universe.modules.get(path)
@@ -248,11 +244,11 @@ class _Builder:
                 if before is None or _document_keys(before) != _document_keys(resolution):
                     documentation_moved = True
             elif isinstance(resolution, ModuleResolution):
+                before_module = base.modules.get(path)
                 modules[path] = resolution
                 if documents.pop(path, None) is not None:
                     documentation_moved = True
-                if module_relations.get(path) != resolution.relations:
-                    module_relations[path] = resolution.relations
+                if before_module is None or before_module.relations != resolution.relations:
                     modules_moved = True
             else:
                 continue
@@ -266,7 +262,7 @@ class _Builder:
         state = base.successor(
             universe=universe, skipped=self.skipped.finish(), buffers=self.buffers.finish(),
             documents=documents.finish(), modules=modules.finish(), dependents=dependents.finish(),
-            deps=deps.finish(), module_relations=module_relations.finish(),
+            deps=deps.finish(),
             structure=structure, seeds=base.seeds_for_child(changed))
         return state, ordered
 

@@ -279,9 +279,8 @@ def build_snapshot(ws: Workspace) -> Snapshot:
         entities[entity_id(MODULE, path)] = module_entity(ws, path, module_facts)
         module_resolution = ws.modules.get(path)
         if module_resolution:
-            for relation in (*module_resolution.relations, *module_resolution.wiring):
-                if relation.target.startswith(EXTERNAL + ":"):
-                    externals.add(relation.target)
+            externals.update(module_resolution.external_targets())
+            externals.update(r.target for r in module_resolution.wiring if r.target.startswith(EXTERNAL + ":"))
 
     for info in layout.packages.values():
         if info.facts is not None:
