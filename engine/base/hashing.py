@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -20,7 +21,8 @@ def canonical_bytes(value: Any) -> bytes:
     """Sorted keys, no whitespace, non-ASCII kept, as UTF-8: equal values give equal bytes.
 
     orjson writes it (five times faster: a large repository's snapshot is hundreds of thousands of these); what it
-    refuses (keys that are not strings, integers beyond 64 bits, lone surrogates) the standard encoder writes."""
+    refuses (keys that are not strings, integers beyond 64 bits) the standard encoder writes; a lone surrogate,
+    which UTF-8 cannot hold, is refused by both (text read from files never has one)."""
     try:
         encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         # orjson's bytes keep the capacity of the buffer it wrote into, 4 KB at least: a snapshot's 143,000
@@ -30,6 +32,36 @@ def canonical_bytes(value: Any) -> bytes:
     except TypeError:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False).encode("utf-8")
+
+
+LIST_PIECE_ITEMS = 256  # items a piece of `canonical_list_pieces` holds
+
+
+def canonical_list_pieces(values: Iterable[Any], per_piece: int = LIST_PIECE_ITEMS) -> list[bytes]:
+    """The `canonical_bytes` of the list of `values`, in pieces (commas and brackets pieces of their own), each
+    piece `per_piece` items encoded in one call: a snapshot of 100,000 files has 715,000 relations, and a call
+    each was a tenth of writing it. What orjson refuses is encoded item by item as `canonical_bytes` does."""
+    pieces = [b"["]
+    batch: list[Any] = []
+
+    def encode() -> None:
+        try:
+            encoded = orjson.dumps(batch, option=orjson.OPT_SORT_KEYS)[1:-1]  # its items, without the brackets
+        except TypeError:
+            encoded = b",".join(canonical_bytes(value) for value in batch)
+        if len(pieces) > 1:
+            pieces.append(b",")
+        pieces.append(encoded)
+        batch.clear()
+
+    for value in values:
+        batch.append(value)
+        if len(batch) >= per_piece:
+            encode()
+    if batch:
+        encode()
+    pieces.append(b"]")
+    return pieces
 
 
 def canonical_json(value: Any) -> str:

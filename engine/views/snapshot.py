@@ -11,12 +11,12 @@ import bisect
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from docbridge.engine.base.hashing import canonical_bytes
+from docbridge.engine.base.hashing import canonical_bytes, canonical_list_pieces
 from docbridge.engine.base.heap import built
 from docbridge.engine.base.memo import ViewKey
 from docbridge.engine.base.model import (
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from docbridge.engine.state.model_state import ModelState as Workspace
 
 MAX_NOTES = 256
-PIECE_BYTES = 1 << 16  # the size of the pieces a snapshot is hashed and written in
 PROJECT_FILES = ("readme", "contributing", "security", "changelog", "agents", "code_of_conduct", "license")
 AUDIENCES = ("agent", "human", "human-and-agent", "archive", "project", "internal", "external", "unclassified")
 
@@ -104,31 +103,14 @@ class Snapshot:
         if self._parts is not None:
             return self._parts
 
-        def items(texts: Iterable[bytes]) -> list[bytes]:
-            # a list's canonical JSON is its items' joined with commas; kept as pieces (never every relation
-            # as a dict, nor the whole text twice) to hold a large repository's peak memory down, each of about
-            # PIECE_BYTES (one per item was 1.6 million pieces, each hashed twice and written, on 100,000 files)
-            pieces: list[bytes] = []
-            block: list[bytes] = [b"["]
-            size = 0
-            for index, text in enumerate(texts):
-                if index:
-                    block.append(b",")
-                block.append(text)
-                size += len(text)
-                if size >= PIECE_BYTES:
-                    pieces.append(b"".join(block))
-                    block, size = [], 0
-            block.append(b"]")
-            pieces.append(b"".join(block))
-            return pieces
-
         return {
             "analyzer_versions": [canonical_bytes(analyzer_versions())],
             "config_hash": [canonical_bytes(self.config_hash)],
             "coverage": [canonical_bytes(self.coverage)],
-            "entities": items(canonical_bytes(e.to_json()) for e in self.entities.values()),
-            "relations": items(canonical_bytes(relation_json(r, self.hashes)) for r in self.relations),
+            # kept as pieces of a few hundred items (never every relation as a dict, nor the whole text twice): a
+            # large repository's peak memory stays down, and one encoder call a piece, not one an item
+            "entities": canonical_list_pieces(e.to_json() for e in self.entities.values()),
+            "relations": canonical_list_pieces(relation_json(r, self.hashes) for r in self.relations),
             "schema_version": [canonical_bytes(SCHEMA_VERSION)],
         }
 
