@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from docbridge.engine.base.hashing import canonical_bytes, canonical_list_pieces
 
 
