@@ -17,6 +17,7 @@ from docbridge.lsp.proposals import OVERLAY
 from docbridge.lsp.proposals import refresh as refresh_proposals
 from docbridge.lsp.restart import text_hash
 from docbridge.lsp.server import DocBridgeServer, safely
+from docbridge.lsp.textsync import clean_buffer
 from lsprotocol import types as T
 
 log = logging.getLogger("docbridge.lsp")
@@ -66,14 +67,16 @@ def register(server: DocBridgeServer) -> None:  # noqa: C901 (to split)
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     @safely()
     def did_open(ls: DocBridgeServer, params: T.DidOpenTextDocumentParams) -> None:
-        edited(ls, params.text_document.uri, params.text_document.text, opened=True)
+        uri = params.text_document.uri
+        edited(ls, uri, clean_buffer(ls.workspace.text_documents.get(uri), params.text_document.text), opened=True)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
     @safely()
     def did_change(ls: DocBridgeServer, params: T.DidChangeTextDocumentParams) -> None:
-        text = ls.convert.buffer_text(params.text_document.uri)
+        uri = params.text_document.uri
+        text = ls.convert.buffer_text(uri)
         if text is not None:
-            edited(ls, params.text_document.uri, text)
+            edited(ls, uri, clean_buffer(ls.workspace.text_documents.get(uri), text))
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     @safely()

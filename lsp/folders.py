@@ -163,8 +163,10 @@ class Folder:
             return False
         self.received += 1
         if not self.backlog and self.runner is None and not costly(changes, self.workspace.state):
-            self._install(apply_changes(self.workspace.state, changes)[0])
-            self.applied = self.received
+            try:
+                self._install(apply_changes(self.workspace.state, changes)[0])
+            finally:  # a change that failed (the handler reports it) is not waited for by every later request
+                self.applied = self.received
             return True
         self.backlog.append((self.received, changes))
         if self.runner is None:

@@ -68,6 +68,27 @@ def apply_change(document: TextDocument, change: T.TextDocumentContentChangePart
     document._source = "".join((source[:start], change.text, source[end:]))
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair is one character once JSON is read: any left is alone
+
+
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD. JSON can carry one (`"\\ud800"`), UTF-8 cannot hold
+    it: hashing, analysing or indexing such a buffer failed. One UTF-16 unit (and one character) for another, so
+    every position the client sends still lands where it did."""
+    if text.isascii() or LONE_SURROGATE.search(text) is None:
+        return text
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
+def clean_buffer(document: TextDocument | None, text: str) -> str:
+    """The buffer's text after an open or a change, its lone surrogates replaced in the buffer itself too (later
+    incremental changes apply to the cleaned text)."""
+    cleaned = without_lone_surrogates(text)
+    if cleaned is not text and document is not None and document._source == text:
+        document._source = cleaned
+    return cleaned
+
+
 def _apply_incremental_change(self: TextDocument, change: Any) -> None:
     apply_change(self, change)
 
@@ -77,4 +98,4 @@ def install() -> None:
     TextDocument._apply_incremental_change = _apply_incremental_change  # type: ignore[method-assign]  # pygls's incremental edit, replaced (module docstring)
 
 
-__all__ = ["apply_change", "install"]
+__all__ = ["apply_change", "clean_buffer", "install", "without_lone_surrogates"]

@@ -124,3 +124,26 @@ async def test_a_docbridge_folder_that_is_a_link_is_said_and_nothing_is_written_
                                20, what="the open document's diagnostics",
                                unwanted_what="a file written through the .docbridge link")
     assert list(outside.iterdir()) == []  # nor at shutdown (the server has exited)
+
+
+async def test_a_lone_surrogate_in_a_buffer_is_read_as_a_replacement_character(tmp_path: Path) -> None:
+    """JSON can carry a lone surrogate (`"\\ud800"`), UTF-8 cannot hold one: the open used to fail (its text could
+    not be hashed), every later request then waited for that change forever. The buffer is analysed with each lone
+    surrogate read as U+FFFD, one UTF-16 unit for another, so the client's positions still land where they did."""
+    root = copy_fixture("acme", tmp_path)
+    billing = root / "docs/billing.md"
+    link = "./missing-\udfff.md"
+    added = f"\n## Odd \ud800 heading\n\nSee [x]({link}) and `create\ud800Invoice`.\n"
+    text = billing.read_text(encoding="utf-8") + added
+    line = text[:text.index("See [x]")].count("\n")
+    async with session(root) as s:
+        await s.ready()
+        s.open(billing, text)
+        await s.until(lambda: ("LINK_BROKEN", line) in s.codes(billing), 20)
+        await asyncio.wait_for(s.hover(billing, 0, 2), 20)  # answered, not waited on
+        found = await asyncio.wait_for(s.command("docbridge.search", "invoice \ud800", 5), 20)
+        assert found["results"]
+        start = text.splitlines()[line].index(link)
+        s.edit(billing, line, start, start + len(link), "./storage.md")  # after the surrogates, on their line
+        await s.until(lambda: ("LINK_BROKEN", line) not in s.codes(billing), 20)
+        assert not errors_logged(s)
