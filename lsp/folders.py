@@ -289,6 +289,8 @@ class Folders:
             resolved = path.resolve()
         except (OSError, RuntimeError):  # a link loop
             return None, None
+        except ValueError:  # a lone surrogate, which no file name can hold (JSON can): no file of any folder
+            return None, None
         best: Folder | None = None
         for folder in self.by_root.values():
             if folder.refused:

@@ -147,3 +147,23 @@ async def test_a_lone_surrogate_in_a_buffer_is_read_as_a_replacement_character(t
         s.edit(billing, line, start, start + len(link), "./storage.md")  # after the surrogates, on their line
         await s.until(lambda: ("LINK_BROKEN", line) not in s.codes(billing), 20)
         assert not errors_logged(s)
+
+
+async def test_a_uri_with_a_lone_surrogate_names_no_file_and_logs_no_error(tmp_path: Path) -> None:
+    """No file name holds a lone surrogate: a document opened under such a URI is outside every folder, as a
+    file elsewhere is (each request on it used to end in an error message shown to the user)."""
+    root = copy_fixture("acme", tmp_path)
+    uri = f"{root.as_uri()}/docs/odd\ud800.md"
+    architecture = root / "docs/architecture.md"
+    async with session(root) as s:
+        await s.ready()
+        s.client.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+            uri=uri, language_id="markdown", version=1, text="# Odd\n\nSee [the billing](./billing.md).\n")))
+        where = T.TextDocumentIdentifier(uri=uri)
+        assert await asyncio.wait_for(s.client.text_document_hover_async(
+            T.HoverParams(text_document=where, position=T.Position(line=2, character=6))), 20) is None
+        assert not await asyncio.wait_for(s.client.text_document_definition_async(
+            T.DefinitionParams(text_document=where, position=T.Position(line=2, character=20))), 20)
+        s.open(architecture)
+        await s.until(lambda: ("LINK_BROKEN", BROKEN_LINK_LINE) in s.codes(architecture), 30)
+        assert not errors_logged(s)
