@@ -195,3 +195,26 @@ def test_update_with_a_file_outside_or_ignored_is_a_no_op(tmp_path: Path) -> Non
     assert not ws.update("tmp/x.md", "# x").changed
     assert not ws.update("node_modules/x/readme.md", "# x").changed
     assert ws.update("docs/b.md", "# B\n").changed
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """git keeps a file name's bytes as they are: a name that is not UTF-8 cannot be written in an artifact, a
+    URI or JSON, and crashed `scan` and `check`. Such a file (or folder) is skipped, listed under its name as
+    UTF-8 reads it; the rest is scanned and checked."""
+    root = make_repo(tmp_path / "repo", {
+        "docs/guide.md": "# Guide\n\nSee [the odd page](./gone.md).\n",
+        "src/core/value.ts": "export const value = 1;\n",
+    })
+    (Path(os.fsdecode(bytes(root / "docs") + b"/bad\xffname.md"))).write_bytes(b"# Bad\n")
+    odd_folder = Path(os.fsdecode(bytes(root / "src") + b"/we\xfeird"))
+    odd_folder.mkdir()
+    (odd_folder / "mod.ts").write_text("export const x = 1;\n")
+    docbridge_json("scan", "--root", str(root), "--json")
+    snapshot = json.loads((root / ".docbridge" / "snapshot.json").read_text(encoding="utf-8"))
+    skipped = {s["path"]: s["reason"] for s in snapshot["coverage"]["skipped"]}
+    assert skipped == {"docs/bad\ufffdname.md": "undecodable-name", "src/we\ufffdird": "undecodable-name"}
+    assert {e["id"] for e in snapshot["entities"] if e["kind"] in ("document", "module")} == {
+        "document:docs/guide.md", "module:src/core/value.ts"}
+    checked = docbridge("check", "--root", str(root), "--format", "json", "--fail-on", "never")
+    assert checked.returncode == 0, checked.stderr
+    assert "LINK_BROKEN" in {f["code"] for f in json.loads(checked.stdout)["findings"]}

@@ -279,6 +279,11 @@ class _Walker:
             return
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not entry.name.isascii() and UNDECODABLE.search(entry.name):
+                # bytes that are not UTF-8 in its name (Python keeps them as lone surrogates): no artifact, URI or
+                # JSON can name it; reported under its name as UTF-8 reads it, U+FFFD for each such byte
+                result.skipped[readable_path(rel)] = "undecodable-name"
+                continue
             try:
                 is_link = entry.is_symlink()
                 st = os.stat(entry.path) if is_link else entry.stat(follow_symlinks=False)
@@ -323,6 +328,14 @@ def tracked_paths(root: Path) -> frozenset[str] | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return frozenset(p for p in done.stdout.decode("utf-8", errors="replace").split("\0") if p)
+
+
+UNDECODABLE = re.compile("[\udc80-\udcff]")  # a byte of a file name that is not UTF-8, as `os` decodes it
+
+
+def readable_path(path: str) -> str:
+    """`path` with each byte that is not UTF-8 (kept by `os` as a lone surrogate) read as U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 @dataclass(frozen=True, slots=True)

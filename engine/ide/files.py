@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from docbridge.engine.base.config import CONFIG_FILE
-from docbridge.engine.discovery.files import ANALYZED_KINDS, DEFAULT_EXCLUDED_DIRS, file_kind
+from docbridge.engine.discovery.files import ANALYZED_KINDS, DEFAULT_EXCLUDED_DIRS, UNDECODABLE, file_kind
 from docbridge.engine.discovery.markdown import MAX_LINE_CHARS, MAX_NESTING
 from docbridge.engine.state.model_state import ModelState
 
@@ -65,9 +65,13 @@ def files_under(root: Path, path: str) -> list[str]:
         return [path]
     found = []
     for directory, subdirectories, files in os.walk(full):
+        # a name holding bytes that are not UTF-8 is left out, as a scan's walk leaves it
         subdirectories[:] = sorted(d for d in subdirectories
-                                   if d not in DEFAULT_EXCLUDED_DIRS and not d.startswith("."))
+                                   if d not in DEFAULT_EXCLUDED_DIRS and not d.startswith(".")
+                                   and not UNDECODABLE.search(d))
         for name in sorted(files):
+            if UNDECODABLE.search(name):
+                continue
             try:
                 found.append((Path(directory) / name).relative_to(root).as_posix())
             except ValueError:
