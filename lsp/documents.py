@@ -17,7 +17,7 @@ from docbridge.lsp.proposals import OVERLAY
 from docbridge.lsp.proposals import refresh as refresh_proposals
 from docbridge.lsp.restart import text_hash
 from docbridge.lsp.server import DocBridgeServer, safely
-from docbridge.lsp.textsync import clean_buffer
+from docbridge.lsp.textsync import clean_buffer, holds_lone_surrogate
 from lsprotocol import types as T
 
 log = logging.getLogger("docbridge.lsp")
@@ -76,7 +76,11 @@ def register(server: DocBridgeServer) -> None:  # noqa: C901 (to split)
         uri = params.text_document.uri
         text = ls.convert.buffer_text(uri)
         if text is not None:
-            edited(ls, uri, clean_buffer(ls.workspace.text_documents.get(uri), text))
+            # the buffer was clean before: only what this change brings can hold a lone surrogate (a 1 MB buffer
+            # that is not ASCII takes 3 ms to search, an edit's text microseconds)
+            if any(holds_lone_surrogate(change.text) for change in params.content_changes):
+                text = clean_buffer(ls.workspace.text_documents.get(uri), text)
+            edited(ls, uri, text)
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     @safely()

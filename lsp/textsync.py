@@ -75,9 +75,13 @@ def without_lone_surrogates(text: str) -> str:
     """`text` with each lone surrogate replaced by U+FFFD. JSON can carry one (`"\\ud800"`), UTF-8 cannot hold
     it: hashing, analysing or indexing such a buffer failed. One UTF-16 unit (and one character) for another, so
     every position the client sends still lands where it did."""
-    if text.isascii() or LONE_SURROGATE.search(text) is None:
+    if not holds_lone_surrogate(text):
         return text
     return LONE_SURROGATE.sub("\ufffd", text)
+
+
+def holds_lone_surrogate(text: str) -> bool:
+    return not text.isascii() and LONE_SURROGATE.search(text) is not None
 
 
 def clean_buffer(document: TextDocument | None, text: str) -> str:
@@ -98,4 +102,4 @@ def install() -> None:
     TextDocument._apply_incremental_change = _apply_incremental_change  # type: ignore[method-assign]  # pygls's incremental edit, replaced (module docstring)
 
 
-__all__ = ["apply_change", "clean_buffer", "install", "without_lone_surrogates"]
+__all__ = ["apply_change", "clean_buffer", "holds_lone_surrogate", "install", "without_lone_surrogates"]

@@ -146,6 +146,8 @@ async def test_a_lone_surrogate_in_a_buffer_is_read_as_a_replacement_character(t
         start = text.splitlines()[line].index(link)
         s.edit(billing, line, start, start + len(link), "./storage.md")  # after the surrogates, on their line
         await s.until(lambda: ("LINK_BROKEN", line) not in s.codes(billing), 20)
+        s.edit(billing, line, 0, 0, "[y](./gone-\udc00.md) ")  # an edit that brings one
+        await s.until(lambda: ("LINK_BROKEN", line) in s.codes(billing), 20)
         assert not errors_logged(s)
 
 
