@@ -287,9 +287,8 @@ class Folders:
         # `<root>/docs/../../etc/x.md` is outside the root, however it is spelled
         try:
             resolved = path.resolve()
-        except (OSError, RuntimeError):  # a link loop
-            return None, None
-        except ValueError:  # a lone surrogate, which no file name can hold (JSON can): no file of any folder
+        # a link loop; a lone surrogate, which no file name can hold (JSON can): no file of any folder
+        except (OSError, RuntimeError, ValueError):
             return None, None
         best: Folder | None = None
         for folder in self.by_root.values():

@@ -98,8 +98,10 @@ class ModuleResolution(Positional):
         return import_relations(self.path, self.imports)
 
     def external_targets(self) -> Iterator[str]:
-        """The external packages it imports, without its relations made."""
-        return (o.target for o in self.imports if o.target is not None and o.target.startswith(EXTERNAL_PREFIX))
+        """The external packages it imports or wires in, without its import relations made."""
+        for target in (*(o.target for o in self.imports), *(r.target for r in self.wiring)):
+            if target is not None and target.startswith(EXTERNAL_PREFIX):
+                yield target
 
 
 EXTERNAL_PREFIX = f"{EXTERNAL}:"

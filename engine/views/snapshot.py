@@ -262,7 +262,6 @@ def build_snapshot(ws: Workspace) -> Snapshot:
         module_resolution = ws.modules.get(path)
         if module_resolution:
             externals.update(module_resolution.external_targets())
-            externals.update(r.target for r in module_resolution.wiring if r.target.startswith(EXTERNAL + ":"))
 
     for info in layout.packages.values():
         if info.facts is not None:
