@@ -48,10 +48,19 @@ interface Context {
   globalStorageUri: Uri;
 }
 
+/** The contexts' empty folders, removed when the file's tests are done. */
+const scratches: string[] = [];
+after(() => {
+  for (const scratch of scratches) {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
 /** The extension's context: its README from the repository; its install folder (where a build keeps the wheel
  * it sets the server up from) and its global storage are empty folders unless a test says otherwise. */
 function context(installed?: string, storage?: string): Context {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'docbridge-ext-e2e-'));
+  scratches.push(scratch);
   return {
     subscriptions: [],
     extensionUri: Uri.file(ROOT),
