@@ -78,7 +78,7 @@ def test_one_tokenizer_for_both_sides_is_deterministic() -> None:
 
 def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     from docbridge.engine.base.lexicon import GLOSSARY_VERSION, glossary, translations
-    assert GLOSSARY_VERSION == 7
+    assert GLOSSARY_VERSION == 8
     book = glossary()
     assert len(book.phrases) > 200 and len(book.abbreviations) >= 20
     readings = {(r.source, r.target, r.how) for r in translations("como invalidar consultas no navegador")}
@@ -96,6 +96,9 @@ def test_the_glossary_reads_portuguese_software_terms_both_ways() -> None:
     assert [(r.target, r.how) for r in translations("hmr")] == [("hot module replacement", "abbreviation")]
     assert ("hot update", "hmr", "abbreviation") in {
         (r.source, r.target, r.how) for r in translations("how are hot updates applied")}
+    # code names what runs on the server `ssr` (ssrTransform, ssr.external), rendering or not
+    assert ("server side", "ssr", "abbreviation") in {
+        (r.source, r.target, r.how) for r in translations("imports rewritten for server-side execution")}
     # words a question about behaviour uses (`descarta a query mais antiga quando o armazenamento enche`)
     assert {("descarta", "discard remove", "pt-en"), ("antiga", "old oldest", "pt-en"), ("enche", "full", "pt-en")} <= {
         (r.source, r.target, r.how) for r in translations("descarta a mais antiga quando enche")}

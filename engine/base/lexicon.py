@@ -205,7 +205,7 @@ def has_token(haystack: str, token: str) -> bool:
 
 # ------------------------------------------------------------------------------------------------ glossary
 
-GLOSSARY_VERSION = 7
+GLOSSARY_VERSION = 8
 _GLOSSARY_FILE = Path(__file__).parent.parent / "data" / "glossary.tsv"  # engine/data
 
 
