@@ -218,3 +218,30 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason(tmp_path: Path)
     checked = docbridge("check", "--root", str(root), "--format", "json", "--fail-on", "never")
     assert checked.returncode == 0, checked.stderr
     assert "LINK_BROKEN" in {f["code"] for f in json.loads(checked.stdout)["findings"]}
+
+
+@pytest.mark.attack("terminal control sequences")
+def test_printed_file_names_and_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A file name or a heading may hold ESC or a C1 control (git keeps any byte of a name but NUL and /): printed
+    as they are, they start the terminal's control sequences (a colour, the window's title, the clipboard). Text
+    output shows them as escapes, a line break in a name too; JSON keeps the exact name; an error names it
+    escaped."""
+    odd = "r\x1b[31med\x07"
+    root = make_repo(tmp_path / "repo", {
+        f"docs/{odd}.md": "# Title \x1b]0;pwned\x07 \x9b2J here\n\nSee [x](./missing.md).\n",
+        "docs/two\nlines.md": "# Two\n\nSee [y](./gone.md).\n",
+    })
+    checked = docbridge("check", "--root", str(root))
+    assert checked.returncode == 1, checked.stderr
+    assert not any(c in checked.stdout + checked.stderr for c in "\x1b\x07\x9b")
+    assert "  docs/r\\x1b[31med\\x07.md:3:5  error    LINK_BROKEN" in checked.stdout
+    assert "  docs/two\\nlines.md:3:5  error    LINK_BROKEN" in checked.stdout
+    as_json = docbridge("check", "--root", str(root), "--format", "json")
+    assert {f["path"] for f in json.loads(as_json.stdout)["findings"]} == {f"docs/{odd}.md", "docs/two\nlines.md"}
+    found = docbridge("search", "Title here pwned", "--root", str(root))
+    assert found.returncode == 0, found.stderr
+    assert "docs/r\\x1b[31med\\x07.md" in found.stdout and not any(c in found.stdout for c in "\x1b\x07\x9b")
+    hit = json.loads(docbridge("search", "Title here pwned", "--root", str(root), "--json").stdout)["results"][0]
+    assert hit["path"] == f"docs/{odd}.md" and "\x9b" in hit["title"]  # JSON reads \u009b back as the character
+    missing = docbridge("check", "--root", str(root / odd))
+    assert missing.returncode == 2 and "\x1b" not in missing.stderr and "\\x1b[31m" in missing.stderr

@@ -1,5 +1,5 @@
 """What every command shares: exit codes, the usage error, the console, the repository root, the progress bar,
-opening a workspace or a retriever, and writing output.
+opening a workspace or a retriever, writing output, and output that cannot drive the terminal.
 
 Building the parser imports this module for every command, so it imports nothing heavy at module level: the
 engine, pydantic and rich are imported inside the functions that use them.
@@ -18,6 +18,34 @@ from typing import Any
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+# A repository's file names and text may hold control characters (git keeps any byte of a name but NUL and /):
+# printed as they are, ESC and the C1 controls would start the terminal's control sequences (colours, the window's
+# title, the clipboard). Written as escapes instead: C0 as \xNN, tab, newline and carriage return aside; DEL and
+# C1 as \u00NN, which a JSON string reads back as the same character (JSON escapes C0 itself).
+CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10, 13)} | {
+    c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters escaped (tab, newline and carriage return kept)."""
+    return text.translate(CONTROL_ESCAPES)
+
+
+class PrintableStream:
+    """A text stream that writes through `printable`: installed over stdout and stderr while a command runs, so
+    what it prints, a repository's text among it, cannot drive the terminal. The rest is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self.raw_stream = stream
+
+    def write(self, text: str) -> int:
+        self.raw_stream.write(text.translate(CONTROL_ESCAPES))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw_stream, name)
+
+
 class UsageError(Exception):
     """An error in what the user asked for; printed as one clear sentence, exit 2."""
 
@@ -30,10 +58,14 @@ def input_errors() -> tuple[type[Exception], ...]:
     return UsageError, ConfigError, ArtifactPathError
 
 
-def console(stderr: bool = False) -> Any:
-    """A rich console on stdout (or stderr) that wraps softly and highlights nothing."""
+def console(stderr: bool = False, raw: bool = False) -> Any:
+    """A rich console on stdout (or stderr) that wraps softly and highlights nothing; `raw`: on the stream under
+    `PrintableStream`, for the progress bar's own control sequences (its text is ours)."""
     from rich.console import Console
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    if not raw:
+        return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=getattr(stream, "raw_stream", stream), highlight=False, soft_wrap=True)
 
 
 def root_dir(value: str | None) -> Path:
@@ -63,7 +95,7 @@ class Progress(AbstractContextManager["Progress"]):
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as Bar
             self.bar = Bar(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                           TimeElapsedColumn(), console=console(stderr=True), transient=True)
+                           TimeElapsedColumn(), console=console(stderr=True, raw=True), transient=True)
             self.bar.__enter__()
         return self
 

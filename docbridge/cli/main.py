@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from docbridge.cli.commands import COMMANDS, command_named, lsp
-from docbridge.cli.common import EXIT_OK, EXIT_USAGE, console, input_errors
+from docbridge.cli.common import EXIT_OK, EXIT_USAGE, PrintableStream, console, input_errors
 from docbridge.engine import __version__
 from docbridge.engine.base.heap import bound_malloc_arenas
 
@@ -56,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return lsp.run(argparse.Namespace(server_args=arguments[1:]))
     parser = build_parser()
     args = parser.parse_args(arguments)
+    # what a command prints cannot drive the terminal (the MCP server's stdout carries its protocol)
+    streams = sys.stdout, sys.stderr
+    if args.command != "mcp":
+        sys.stdout, sys.stderr = PrintableStream(sys.stdout), PrintableStream(sys.stderr)
     try:
         return int(command_named(args.command).run(args))
     except input_errors() as exc:
@@ -65,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":

@@ -191,11 +191,15 @@ def fails(findings: Iterable[Finding], fail_on: str) -> bool:
 # ------------------------------------------------------------------------------------------------ text
 
 
+_LINE_BREAKS = {10: "\\n", 13: "\\r"}
+
+
 def render_text(findings: list[Finding], suggestions: list[dict[str, Any]] | None = None) -> str:
     lines: list[str] = []
     current: str | None = None
     for finding in findings:
-        path = finding.path or "(repository)"
+        # a file name may hold a line break (git keeps any byte but NUL and /): escaped, each finding is one line
+        path = (finding.path or "(repository)").translate(_LINE_BREAKS)
         if path != current:
             if current is not None:
                 lines.append("")
