@@ -168,7 +168,8 @@ def _roots(params: dict[str, Any]) -> list[Path]:
 
 def _file_path(uri: str) -> Path | None:
     parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme == "file" and parsed.path else None
+    path = unquote(parsed.path)
+    return Path(path) if parsed.scheme == "file" and path and "\x00" not in path else None
 
 
 def _encoding(capabilities: Any) -> str:

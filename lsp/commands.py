@@ -252,6 +252,19 @@ def arguments(command: str, given: tuple[Any, ...], *spec: tuple[str, type, Any]
     return out
 
 
+def string_options(command: str, options: dict[str, Any], *names: str) -> None:
+    """Each of `names` in `options`, when given, a string that can name a path (no NUL): else an error naming
+    the option."""
+    for name in names:
+        value = options.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ValueError(f"{command}: options.{name} must be a string")
+        if "\x00" in value:
+            raise ValueError(f"{command}: options.{name} holds a NUL character, which no path can hold")
+
+
 async def _resolve_folder(ls: DocBridgeServer, ref: str) -> tuple[Folder, ModelState, str, Any]:
     """The folder a reference belongs to (a file URI, or the first folder whose projection knows it), its
     current state, the reference within it, and that state's projection."""
@@ -355,6 +368,7 @@ def register(server: DocBridgeServer) -> None:
         from docbridge.engine.render.templating import RenderError
         template, options = arguments("docbridge.render", args, ("template", str, ...), ("options", dict, None))
         options = options or {}
+        string_options("docbridge.render", options, "area", "record", "output", "folder")
         folders = [f for f in ls.folders if not f.refused]
         if isinstance(options.get("folder"), str):
             folders = [f for f in folders if f.root.as_uri() == options["folder"].rstrip("/")] or folders[:0]

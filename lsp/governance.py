@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from docbridge.engine.agent.doctor import render_text, run_doctor
+from docbridge.engine.agent.suites import BenchError, configured_suite
 from docbridge.engine.artifacts.snapshot_file import artifact_dir
 from docbridge.engine.base.cache import write_atomic
 from docbridge.lsp.commands import _current, arguments, clear_errors, retriever
@@ -31,10 +32,11 @@ def register(server: DocBridgeServer) -> None:
                 continue
             ranked = await retriever(ls, folder, state)
             configured = state.config.doctor.suite
-            suite = folder.root / configured if configured else None
-            if suite is not None and not suite.is_file():
-                raise ValueError(f"doc-bridge.config.json: doctor.suite names {configured!r}, which does not exist")
-            report = await asyncio.to_thread(run_doctor, state, ranked.projection, ranked, suite, folder.root)
+            try:
+                suite = configured_suite(folder.root, configured) if configured else None
+                report = await asyncio.to_thread(run_doctor, state, ranked.projection, ranked, suite, folder.root)
+            except BenchError as exc:  # the suite is outside, missing or not a suite: the sentence says which
+                raise ValueError(str(exc)) from None
             roots.append(folder.root)
             out.append({"root": folder.uri, "grade": report["grade"], "score": report["score"], "report": report,
                         "text": render_text(report)})

@@ -18,10 +18,13 @@ UTF8, UTF16, UTF32 = T.PositionEncodingKind.Utf8, T.PositionEncodingKind.Utf16, 
 
 
 def uri_to_path(uri: str) -> Path | None:
+    """The file a `file:` URI names, or None (another scheme; a NUL character, `%00`, which no file name holds)."""
     parsed = urlparse(uri)
     if parsed.scheme != "file":
         return None
     path = unquote(parsed.path)
+    if "\x00" in path:
+        return None
     if os.name == "nt" and path.startswith("/") and len(path) > 2 and path[2] == ":":
         path = path[1:]
     return Path(path)

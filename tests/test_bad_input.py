@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import docbridge, docbridge_json, make_repo
+from conftest import BIN, docbridge, docbridge_json, make_repo
 from docbridge.engine.base.config import ConfigError, load_config
 from docbridge.engine.workspace import Workspace
 
@@ -245,3 +246,80 @@ def test_printed_file_names_and_text_cannot_drive_the_terminal(tmp_path: Path) -
     assert hit["path"] == f"docs/{odd}.md" and "\x9b" in hit["title"]  # JSON reads \u009b back as the character
     missing = docbridge("check", "--root", str(root / odd))
     assert missing.returncode == 2 and "\x1b" not in missing.stderr and "\\x1b[31m" in missing.stderr
+
+
+@pytest.mark.attack("writes and reads outside the repository")
+def test_a_configured_doctor_suite_outside_the_repository_is_refused_unread(tmp_path: Path) -> None:
+    """`doctor.suite` is the repository's choice: a path leading out of it (`../`, absolute, or through a link)
+    was opened and its cases shown in the report. It is a usage error naming the key; `--suite`, the user's
+    own choice, may still name a file anywhere."""
+    root = make_repo(tmp_path / "repo", {"docs/guide.md": "# Guide\n\nHow to start.\n"})
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"version": 1, "name": "outside", "cases": [
+        {"id": "secret-case", "input": "start", "expected": {"anyOf": ["docs/guide.md"]}}]}), encoding="utf-8")
+    (root / "linked.json").symlink_to(outside)
+    for named in ("../outside.json", str(outside), "linked.json"):
+        (root / "doc-bridge.config.json").write_text(json.dumps({"doctor": {"suite": named}}), encoding="utf-8")
+        result = docbridge("doctor", "--root", str(root), "--json")
+        assert result.returncode == 2, (named, result.stdout, result.stderr)
+        assert result.stderr.startswith(f"error: doc-bridge.config.json: doctor.suite names {named!r}, which is "
+                                        "outside the repository"), result.stderr
+        assert "secret-case" not in result.stdout + result.stderr
+    (root / "doc-bridge.config.json").unlink()
+    chosen = docbridge("doctor", "--root", str(root), "--json", "--suite", str(outside))
+    assert chosen.returncode in (0, 1), chosen.stderr
+    assert json.loads(chosen.stdout)["dimensions"]["hitAt3"]["status"] == "analyzed"
+
+
+def test_a_suite_or_baseline_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    """`study expectations`, `bench retrieval` and `enrich --retrieval-delta` read the file they are given to
+    its end: `/dev/zero` ran until memory ran out, a FIFO waited forever. A file that is not a regular one is a
+    usage error naming it, at once."""
+    root = make_repo(tmp_path / "repo", {"docs/guide.md": "# Guide\n"})
+    fifo = tmp_path / "suite.fifo"
+    os.mkfifo(fifo)
+    for special in (str(fifo), "/dev/zero"):
+        for command in (["study", "expectations", special], ["bench", "retrieval", special],
+                        ["enrich", "--retrieval-delta", special]):
+            result = docbridge(*command, "--root", str(root), timeout=60)
+            assert result.returncode == 2, (command, result.stderr)
+            assert "not a regular file" in result.stderr and "Traceback" not in result.stderr, (command, result.stderr)
+
+
+def test_a_nul_character_in_the_configuration_is_an_error_naming_its_key(tmp_path: Path) -> None:
+    """A NUL character in a configured path (`render.templates`, a conformance source) crashed `render` and
+    `gate run` with "embedded null byte"; no path, pattern or name holds one, so the configuration is refused
+    with the key, as any other invalid value is."""
+    root = make_repo(tmp_path / "repo", {"docs/guide.md": "# Guide\n"})
+    for config, command, key in (
+            ({"render": {"templates": {"ownership": "a\u0000"}}}, ["render", "ownership"],
+             "render.templates.ownership"),
+            ({"gates": {"include": ["documentation-standard-v1"]},
+              "conformance": {"documentationStandardV1": {"rawSources": ["a\u0000"]}}}, ["gate", "run"],
+             "conformance.documentationStandardV1.rawSources.0")):
+        (root / "doc-bridge.config.json").write_text(json.dumps(config), encoding="utf-8")
+        result = docbridge(*command, "--root", str(root))
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr == f"error: doc-bridge.config.json: {key}: holds a NUL character (\\u0000), which no " \
+                                "path, pattern or name can hold.\n"
+
+
+def test_init_never_replaces_a_file_that_appeared_meanwhile_and_bench_counts_are_checked(tmp_path: Path) -> None:
+    """Two `init` run at once both said they wrote the configuration, one replacing the other's: the write is a
+    new file or nothing. `bench scan --files 0` ended in a worker's traceback."""
+    from docbridge.engine.base.cache import write_new_file
+    target = tmp_path / "doc-bridge.config.json"
+    write_new_file(target, b"{}\n")
+    with pytest.raises(FileExistsError):
+        write_new_file(target, b'{"other": 1}\n')
+    assert target.read_bytes() == b"{}\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
+    root = make_repo(tmp_path / "repo", {"docs/guide.md": "# Guide\n"})
+    runs = [subprocess.Popen([str(BIN / "docbridge"), "init", "--root", str(root), "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outcomes = [(run.wait(120), run.stdout.read(), run.stderr.read()) for run in runs if run.stdout and run.stderr]
+    written = [out for code, out, _ in outcomes if code == 0]
+    assert len(written) == 1 and json.loads(written[0])["written"], outcomes
+    assert all(code == 2 and ("already exists" in err or "appeared" in err) for code, _, err in outcomes if code != 0)
+    result = docbridge("bench", "scan", "--files", "0")
+    assert result.returncode == 2 and result.stderr == \
+        "error: bench: --files and --trials count files and runs: each must be at least 1.\n"

@@ -155,6 +155,38 @@ def test_output_to_a_fifo_or_a_device_writes_into_it_and_leaves_it_in_place(tmp_
     assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
 
 
+def test_index_and_map_write_into_a_fifo_and_a_full_disk_is_one_sentence(tmp_path: Path) -> None:
+    """`index --output` and `map --html --output` replaced a FIFO (or, as root, a device) with a file, as `check`
+    once did; `--output -` wrote a file named `-`. A write the machine refuses (`/dev/full`: no space left) was a
+    traceback: it is one sentence naming the file, exit 2."""
+    import json
+    import stat
+    import threading
+    root = copy_fixture("acme", tmp_path)
+    for command, parse in ((["index"], json.loads), (["map", "--html"], lambda text: text)):
+        fifo = tmp_path / f"{command[0]}.fifo"
+        os.mkfifo(fifo)
+        read: list[str] = []
+        reader = threading.Thread(target=lambda f=fifo, into=read: into.append(f.read_text(encoding="utf-8")),
+                                  daemon=True)
+        reader.start()
+        result = docbridge(*command, "--root", str(root), "--output", str(fifo))
+        reader.join(60)
+        assert result.returncode == 0, result.stderr
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), command
+        assert parse(read[0])
+    page = docbridge("map", "--html", "--root", str(root), "--output", "-", cwd=tmp_path)
+    assert page.returncode == 0 and page.stdout.lstrip().lower().startswith("<!doctype html")
+    refused = docbridge("index", "--root", str(root), "--output", "-", cwd=tmp_path)
+    assert refused.returncode == 2 and "names no file" in refused.stderr
+    assert not (tmp_path / "-").exists()
+    if os.path.exists("/dev/full"):
+        full = docbridge("check", "--root", str(root), "--fail-on", "never", "--output", "/dev/full")
+        assert full.returncode == 2, full.stderr
+        assert full.stderr == "error: /dev/full: No space left on device.\n"
+        assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+
 def test_a_scans_read_ahead_opens_nothing_outside_the_root_and_never_waits_on_a_fifo(
         setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """A scan's workers ask the kernel to read each batch's files ahead of parsing them: a FIFO put in place of a

@@ -5,6 +5,7 @@ handler fails, and the commands answer correctly afterwards."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +89,49 @@ async def test_null_and_non_array_arguments_over_raw_json_rpc(root: Path) -> Non
         assert failures == []
     finally:
         await client.stop()
+
+
+async def test_render_options_of_the_wrong_type_and_a_doctor_suite_outside_the_folder(tmp_path: Path) -> None:
+    """`docbridge.render` with `options.output` a number was an internal error with a traceback, and with a NUL
+    character the bare "embedded null byte"; a repository's `doctor.suite` leading out of the folder was read
+    (a suite that is not JSON was an internal error naming the exception's class). Each is InvalidParams with
+    the sentence, nothing outside is read, and an `initialize` whose root URI holds %00 logs no traceback."""
+    root = copy_fixture("acme", tmp_path / "repo")
+    outside = tmp_path / "outside-suite.json"
+    outside.write_text('{"version": 1, "name": "outside", "cases": [{"id": "secret-case", "input": "x", '
+                       '"expected": {"anyOf": ["docs/x.md"]}}]}', encoding="utf-8")
+    config = root / "doc-bridge.config.json"
+    settings = json.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
+    config.write_text(json.dumps({**settings, "doctor": {"suite": "../outside-suite.json"}}), encoding="utf-8")
+    log_file = tmp_path / "server.log"
+    with log_file.open("wb") as stderr:
+        client = await RawClient.start(stderr=stderr)
+        try:
+            await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+            client.send({"method": "initialized", "params": {}})
+            await client.ready()
+            for number, (options, said) in enumerate((
+                    ({"output": 5}, "docbridge.render: options.output must be a string"),
+                    ({"output": "page\u0000.txt"}, "docbridge.render: options.output holds a NUL character"),
+                    ({"area": ["src"]}, "docbridge.render: options.area must be a string")), start=10):
+                answer = await client.request(number, "workspace/executeCommand",
+                                              {"command": "docbridge.render", "arguments": ["llms.txt", options]})
+                assert answer["error"]["code"] == INVALID_PARAMS and answer["error"]["message"].startswith(said), answer
+            answer = await client.request(20, "workspace/executeCommand",
+                                          {"command": "docbridge.doctor", "arguments": [{"show": False}]}, timeout=90)
+            assert answer["error"]["code"] == INVALID_PARAMS, answer
+            assert "outside the repository" in answer["error"]["message"], answer
+            assert "secret-case" not in json.dumps(answer)
+        finally:
+            await client.stop()
+        odd = await RawClient.start(stderr=stderr)
+        try:
+            answer = await odd.request(1, "initialize", {"processId": None, "rootUri": "file:///tmp/%00",
+                                                         "capabilities": {}})
+            assert "result" in answer, answer
+            odd.send({"method": "initialized", "params": {}})
+            assert "result" in await odd.request(2, "workspace/symbol", {"query": "x"})
+        finally:
+            await odd.stop()
+    log = log_file.read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in log and "embedded null byte" not in log, log

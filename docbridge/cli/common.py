@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -56,6 +55,15 @@ def input_errors() -> tuple[type[Exception], ...]:
     from docbridge.engine.base.config import ConfigError
     from docbridge.engine.base.safe_io import ArtifactPathError
     return UsageError, ConfigError, ArtifactPathError
+
+
+def os_error_sentence(exc: OSError) -> str:
+    """An error of the operating system as one sentence naming its file: `/dev/full: No space left on device.`"""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return f"{reason}."
+    names = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 is not None else "")
+    return f"{names}: {reason}."
 
 
 def console(stderr: bool = False, raw: bool = False) -> Any:
@@ -147,24 +155,13 @@ def reference_workspace(root: Path, use_cache: bool) -> tuple[Any, Any]:
 
 
 def write_output(path: str, text: str) -> None:
-    """`text` written to the file `path` (atomically), or to stdout when `path` is '-'. A path that is not a
-    regular file (`/dev/null`, a FIFO, a terminal) is written to as it is: an atomic write would replace it with
-    a file (as root, `/dev/null` itself)."""
+    """`text` written to the file `path`, or to stdout when `path` is '-' (a file that is not a regular one, such
+    as `/dev/null` or a FIFO, is written into as it is: `write_named_file`)."""
     if path == "-":
         sys.stdout.write(text)
         return
-    import stat
-    try:
-        mode = os.stat(path).st_mode
-        special = not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-    except OSError:  # not there yet: written atomically
-        special = False
-    if special:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(text)
-        return
-    from docbridge.engine.base.cache import write_atomic
-    write_atomic(Path(path), text.encode("utf-8"))
+    from docbridge.engine.base.cache import write_named_file
+    write_named_file(Path(path), text.encode("utf-8"))
 
 
 def emit(text: str, output: str | None = None) -> None:

@@ -28,10 +28,11 @@ def suite_path(value: str | None, configured: str | None, root: Path, what: str)
             raise UsageError(f"{what}: suite file {value!r} does not exist.")
         return path
     if configured:
-        path = root / configured
-        if not path.is_file():
-            raise UsageError(f"doc-bridge.config.json: doctor.suite names {configured!r}, which does not exist.")
-        return path
+        from docbridge.engine.agent.suites import BenchError, configured_suite
+        try:
+            return configured_suite(root, configured)
+        except BenchError as exc:
+            raise UsageError(str(exc)) from None
     return None
 
 

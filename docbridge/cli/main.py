@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from docbridge.cli.commands import COMMANDS, command_named, lsp
-from docbridge.cli.common import EXIT_OK, EXIT_USAGE, PrintableStream, console, input_errors
+from docbridge.cli.common import EXIT_OK, EXIT_USAGE, PrintableStream, console, input_errors, os_error_sentence
 from docbridge.engine import __version__
 from docbridge.engine.base.heap import bound_malloc_arenas
 
@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # what the machine refused: a full disk, a folder that cannot be made or written
+        console(stderr=True).print(f"error: {os_error_sentence(exc)}", markup=False)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     finally:

@@ -33,11 +33,32 @@ class BenchError(Exception):
     """A suite or baseline that cannot be used (exit 2)."""
 
 
-def load_suite(path: Path) -> dict[str, Any]:
+def configured_suite(root: Path, configured: str) -> Path:
+    """The golden suite `doctor.suite` names: a file inside the repository, which decides only what lies inside
+    it (a link leading out is refused too); a BenchError naming the key otherwise."""
+    where = f"doc-bridge.config.json: doctor.suite names {configured!r}"
     try:
-        suite = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchError(f"cannot read suite {path}: {exc}") from exc
+        resolved = (root / configured).resolve()
+        inside = resolved.is_relative_to(root.resolve())
+        exists = inside and resolved.is_file()
+    except (OSError, ValueError, RuntimeError):  # a NUL character, a link loop
+        raise BenchError(f"{where}, which is not a usable path.") from None
+    if not inside:
+        raise BenchError(f"{where}, which is outside the repository; the configuration names only the "
+                         "repository's own files (pass another suite with --suite).")
+    if not exists:
+        raise BenchError(f"{where}, which does not exist.")
+    return resolved
+
+
+def load_suite(path: Path) -> dict[str, Any]:
+    from docbridge.engine.base.safe_io import read_named_file
+    try:
+        suite = json.loads(read_named_file(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:  # missing, unreadable, a FIFO or a device, not UTF-8
+        raise BenchError(f"cannot read suite {path}: {exc.strerror if isinstance(exc, OSError) else exc}.") from exc
+    except RecursionError:
+        raise BenchError(f"{path}: the suite is nested too deeply to read.") from None
     except json.JSONDecodeError as exc:
         raise BenchError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}.") from exc
     if not isinstance(suite, dict) or suite.get("version") != 1 or not isinstance(suite.get("cases"), list):
@@ -230,11 +251,12 @@ def seal_baseline(result: dict[str, Any], by: str, reason: str | None) -> dict[s
 
 def read_baseline(path: Path) -> dict[str, Any]:
     from docbridge.engine.base.hashing import canonical_hash
+    from docbridge.engine.base.safe_io import read_named_file
     try:
-        baseline = json.loads(path.read_text(encoding="utf-8"))
+        baseline = json.loads(read_named_file(path).decode("utf-8"))
     except FileNotFoundError as exc:
         raise BenchError(f"baseline {path} does not exist; create it with --update-baseline --by NAME.") from exc
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise BenchError(f"baseline {path} cannot be read: {exc}") from exc
     if not isinstance(baseline, dict) or baseline.get("type") != BASELINE_TYPE:
         raise BenchError(f"{path} is not a retrieval benchmark baseline.")

@@ -37,7 +37,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from docbridge.engine.base.cache import artifact_dir, write_atomic
+from docbridge.engine.base.cache import artifact_dir, write_atomic, write_named_file
 from docbridge.engine.base.hashing import canonical_hash, canonical_json
 from docbridge.engine.base.lexicon import LEXICON_VERSION, tokens
 from docbridge.engine.base.model import CHANGE, DOCUMENT, MODULE, PACKAGE, entity_id
@@ -229,8 +229,13 @@ def write_index(state: Any, projection: Projection, target: Path | None = None, 
                 lookup: dict[str, Any] | None = None,
                 handoffs: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
     index = build_index(state, projection, lookup=lookup, handoffs=handoffs)
-    path = target or index_path(state.root)
-    write_atomic(path, (canonical_json(index) + "\n").encode("utf-8"))
+    data = (canonical_json(index) + "\n").encode("utf-8")
+    if target is None:
+        path = index_path(state.root)
+        write_atomic(path, data)
+    else:  # a file the user named: a device or a FIFO is written into, not replaced
+        path = target
+        write_named_file(path, data)
     return path, index
 
 

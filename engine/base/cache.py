@@ -79,6 +79,42 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes] | Callable[[BinaryIO]
         raise
 
 
+def write_new_file(path: Path, data: bytes) -> None:
+    """Write `data` as a new file at `path`, whole, never replacing one: FileExistsError when a file is there, or
+    appeared since it was looked for (a hard link of the finished temporary file makes the check and the write
+    one step)."""
+    import tempfile
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.link(temp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def write_named_file(path: Path, data: bytes) -> None:
+    """Write a file the user named (`--output`): into it as it is when it is not a regular file (`/dev/null`, a
+    FIFO, a terminal: an atomic write would replace it with a file, as root `/dev/null` itself), else atomically."""
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except OSError:  # not there yet: written atomically
+        mode = None
+    try:
+        if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            with open(path, "wb") as out:
+                out.write(data)
+            return
+        write_atomic(path, data)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc  # a failed write names no file by itself
+
+
 SEAL_KEY_ENV = "DOCBRIDGE_SEAL_KEY_FILE"  # where the seal key is kept (default: the user's cache folder)
 _seal: list[bytes] = []
 _seal_lock = threading.Lock()

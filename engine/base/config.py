@@ -597,13 +597,31 @@ def _without_comments(raw: Any) -> Any:
     return raw
 
 
+def _nul_at(raw: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Where a key or a string value holds a NUL character (no path, glob or name can), or None."""
+    if isinstance(raw, str):
+        return loc if "\x00" in raw else None
+    items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, list) else ()
+    for key, value in items:
+        if isinstance(key, str) and "\x00" in key:
+            return (*loc, key)
+        found = _nul_at(value, (*loc, key))
+        if found is not None:
+            return found
+    return None
+
+
 def parse_config(raw: Any) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{CONFIG_FILE}: the top level must be a JSON object.")
     try:
         raw = _without_comments(raw)
+        nul = _nul_at(raw)
     except RecursionError as exc:
         raise ConfigError(f"{CONFIG_FILE}: it nests too deeply to be read.") from exc
+    if nul is not None:
+        raise ConfigError(f"{CONFIG_FILE}: {_printable('.'.join(str(part) for part in nul))}: holds a NUL character "
+                          "(\\u0000), which no path, pattern or name can hold.")
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:

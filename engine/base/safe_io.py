@@ -168,10 +168,21 @@ def _open_no_follow(path: str | Path) -> int:
         raise
 
 
-def read_regular(path: str | Path, max_bytes: int) -> bytes:
+MAX_NAMED_BYTES = 256 * 1024 * 1024  # a file the user names to read (a suite, a baseline): far beyond any real one
+
+
+def read_named_file(path: str | Path, max_bytes: int = MAX_NAMED_BYTES) -> bytes:
+    """The bytes of a file the user named (a link is theirs to follow), when it is a regular file of at most
+    `max_bytes`: opened without blocking, so a FIFO or a device (`/dev/zero`) is an UnsafeFileError, not a wait
+    or a read without end; FileNotFoundError when it is missing."""
+    return read_regular(path, max_bytes, follow=True)
+
+
+def read_regular(path: str | Path, max_bytes: int, *, follow: bool = False) -> bytes:
     """The bytes of `path` when it is a regular file of at most `max_bytes`, opened without following a link
-    and without blocking; FileNotFoundError when it is missing, UnsafeFileError when it is anything else."""
-    handle = _open_no_follow(path)
+    (unless `follow`) and without blocking; FileNotFoundError when it is missing, UnsafeFileError when it is
+    anything else."""
+    handle = os.open(path, _OPEN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)) if follow else _open_no_follow(path)
     try:
         st = os.fstat(handle)
         if stat.S_ISDIR(st.st_mode):

@@ -40,12 +40,14 @@ class SuiteError(Exception):
 
 
 def _read_json(path: Path, shown: str, what: str) -> Any:
+    from docbridge.engine.base.safe_io import read_named_file
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_named_file(path).decode("utf-8"))
     except FileNotFoundError as exc:
         raise SuiteError(f"{shown}: the {what} does not exist.") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{shown}: cannot read the {what} ({exc}).") from exc
+    except (OSError, UnicodeDecodeError) as exc:  # unreadable, a FIFO or a device (never waited on), not UTF-8
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SuiteError(f"{shown}: cannot read the {what} ({reason}).") from exc
     except json.JSONDecodeError as exc:
         raise SuiteError(f"{shown}:{exc.lineno}:{exc.colno}: the {what} is not valid JSON: {exc.msg}.") from exc
     except RecursionError:

@@ -68,6 +68,9 @@ def write_artifacts(root: Path, use_cache: bool,
     from docbridge.engine.render import DEFAULT_OUTPUT
     from docbridge.engine.render.pages import plan, render_pages, write_file
     from docbridge.engine.render.templating import RenderError
+    if output == "-":
+        raise UsageError("index --output - names no file: the index records where it is written (its source); "
+                         "give a path, or leave --output out for .docbridge/index.json.")
     workspace, projection = reference_workspace(root, use_cache)
     try:
         pages, _ = render_pages(workspace.state, "llms.txt")

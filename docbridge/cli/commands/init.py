@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docbridge.engine.base.cache import artifact_dir, write_atomic
+    from docbridge.engine.base.cache import artifact_dir, write_atomic, write_new_file
     from docbridge.engine.base.config import CONFIG_FILE
     from docbridge.engine.base.safe_io import ignore_everything_in
     from docbridge.engine.init import config_text, read_shape, summary_lines
@@ -46,7 +46,13 @@ def run(args: argparse.Namespace) -> int:
             if target.is_symlink() or not target.is_file():
                 raise UsageError(f"{target} is not a regular file; Doc Bridge replaces only a regular file.")
             write_atomic(root / (CONFIG_FILE + ".bak"), target.read_bytes())
-        write_atomic(target, text.encode("utf-8"))
+            write_atomic(target, text.encode("utf-8"))
+        else:
+            try:  # never replacing a file another run (or the user) wrote meanwhile
+                write_new_file(target, text.encode("utf-8"))
+            except FileExistsError:
+                raise UsageError(f"{target} appeared while the repository was scanned; it is kept (`docbridge init "
+                                 "--force` replaces it).") from None
         base = artifact_dir(root)
         if base.is_dir():
             ignore_everything_in(base)  # a `.docbridge` made before it carried its own .gitignore

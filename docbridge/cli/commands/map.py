@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_root(parser)
     parser.add_argument("--html", action="store_true", help="write the HTML page")
     parser.add_argument("--json", action="store_true", help="print the nodes and edges as JSON instead")
-    parser.add_argument("--output", metavar="FILE", help="where to write the page (default .docbridge/map.html)")
+    parser.add_argument("--output", metavar="FILE",
+                        help="where to write the page (default .docbridge/map.html; '-' for stdout)")
     parser.add_argument("--no-cache", action="store_true", help="ignore and do not write the facts cache")
 
 
@@ -36,14 +37,22 @@ def run(args: argparse.Namespace) -> int:
         from docbridge.engine.render.graphmap import map_data
         sys.stdout.write(json.dumps(map_data(workspace.state), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         return EXIT_OK
+    from docbridge.engine.base.cache import write_named_file
     from docbridge.engine.base.safe_io import WriteRefused, write_target
     from docbridge.engine.render.graphmap import map_html
+    if args.output == "-":  # the page on stdout, its links relative to the current folder
+        sys.stdout.write(map_html(workspace.state, Path.cwd() / "map.html"))
+        return EXIT_OK
     try:
         target = write_target(root, Path(args.output).absolute(), outside_allowed=True) if args.output \
             else root / ".docbridge" / "map.html"
     except WriteRefused as exc:
         raise UsageError(str(exc)) from None
-    write_file(target, map_html(workspace.state, target))
+    page = map_html(workspace.state, target)
+    if args.output:  # a file the user named: a device or a FIFO is written into, not replaced
+        write_named_file(target, page.encode("utf-8"))
+    else:
+        write_file(target, page)
     shown = target.relative_to(root.resolve()) if target.is_relative_to(root.resolve()) else target
     console().print(f"wrote {shown}", markup=False)
     return EXIT_OK

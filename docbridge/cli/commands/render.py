@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("template", metavar="TEMPLATE", help=f"one of: {', '.join(TEMPLATES)}")
     add_root(parser)
     parser.add_argument("--output", metavar="PATH",
-                        help="the file (single page) or directory (area, ownership) to write; default: stdout")
+                        help="the file (single page) or directory (area, ownership) to write; default (or '-'): stdout")
     parser.add_argument("--area", metavar="PATH", help="render only this area's page (area template)")
     parser.add_argument("--record", metavar="ID", help="render only this ownership record's page")
     parser.add_argument("--since", metavar="FILE", help="change-digest: the previous snapshot to compare with")
@@ -94,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
         payload: Any = pages[0].view if single else [{"path": p.name, **p.view} for p in pages]
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
         return EXIT_OK
+    if args.output == "-":  # stdout, as without --output
+        if args.check:
+            raise UsageError("render --check compares the pages on disk with a fresh rendering: --output - names "
+                             "none (give the file or folder, or leave --output out for the default).")
+        args.output = None
     output = args.output or (DEFAULT_OUTPUT[name] if args.check else None)
     if output is None:
         if args.json:
