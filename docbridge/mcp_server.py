@@ -28,7 +28,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from docbridge.engine import __version__
 from docbridge.engine.agent import knowledge
@@ -80,6 +80,19 @@ class DocBridgeMCP(MCPServer[Any]):
     """The SDK's server, with one handoff resource listed per area of the current model."""
 
     live: LiveWorkspace
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        """The SDK's call; arguments that do not fit a tool's schema are said as `tool: argument: what is wrong`
+        (the SDK wrote pydantic's report, its class names and a link to its documentation)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            said = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
+                             for error in cause.errors(include_url=False))
+            raise ToolError(f"{name}: {said}.") from None
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()

@@ -217,6 +217,9 @@ async def test_bad_arguments_are_tool_errors_naming_the_argument_and_the_server_
         leak = await error(client, "doc.get", {"path": "docs/leak.md"})  # a symlink out of the repository
         assert "Unknown entity" in leak and "root:" not in leak
         assert "code" in await error(client, "docbridge.diagnostics", {"code": "NOT_A_CODE"})
+        # an argument of the wrong type is said in one line, not as pydantic's report (class names, a link)
+        wrong = await error(client, "handoff.resolve", {"ref": None})
+        assert wrong == "handoff.resolve: ref: Input should be a valid string.", wrong
         huge = await call(client, "knowledge.search", {"query": "billing " * 200, "limit": 100})
         assert huge["limit"] == 100
         still = await call(client, "knowledge.search", {"query": "createInvoice", "limit": 1})
