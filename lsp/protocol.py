@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 import pygls.protocol.language_server as pygls_language_server
+from cattrs.errors import ClassValidationError
+from cattrs.v import transform_error
 from docbridge.lsp import textsync
 from docbridge.lsp.positions import UTF8, UTF16
 from lsprotocol import types as T
@@ -74,6 +76,11 @@ class DocBridgeProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcException as exc:
             cause = exc.__cause__ or exc
+            if isinstance(exc, JsonRpcInvalidParams) and isinstance(cause, ClassValidationError):
+                # what does not fit, and where: `textDocument/hover: invalid value for type, expected int @
+                # $.params.position.line` (pygls said only "Invalid Params")
+                method = data.get("method", "the message") if isinstance(data, dict) else "the message"
+                exc = JsonRpcInvalidParams(f"{method}: {'; '.join(transform_error(cause)[:3])}")
             log.warning("a message that does not fit %s was answered with an error: %s",
                         data.get("method", "the request it answers") if isinstance(data, dict) else "its method",
                         str(cause).splitlines()[0] if str(cause) else type(cause).__name__)

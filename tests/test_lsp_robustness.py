@@ -72,6 +72,15 @@ async def test_malformed_and_hostile_requests(tmp_path: Path) -> None:
         for number, (method, params) in enumerate(hostile, start=100):
             answer = await client.request(number, method, params)
             assert "result" in answer or "error" in answer, answer
+        # parameters that do not fit the method: the error says what and where (it said only "Invalid Params")
+        unfit = await client.request(150, "textDocument/hover", {"textDocument": {"uri": billing.as_uri()},
+                                                                 "position": {"line": "three", "character": 0}})
+        assert unfit["error"] == {"code": -32602, "message": "textDocument/hover: invalid value for type, expected "
+                                  "int @ $.params.position.line"}, unfit
+        missing = await client.request(151, "textDocument/definition", {"textDocument": {"uri": billing.as_uri()},
+                                                                        "position": {"line": 3}})
+        assert missing["error"]["message"] == \
+            "textDocument/definition: required field missing @ $.params.position.character", missing
         unknown = await client.request(200, "workspace/executeCommand",
                                        {"command": "docbridge.handoff", "arguments": ["acme-biling"]})
         assert unknown["error"]["message"].startswith('Unknown entity "acme-biling"')
