@@ -322,4 +322,7 @@ def test_init_never_replaces_a_file_that_appeared_meanwhile_and_bench_counts_are
     assert all(code == 2 and ("already exists" in err or "appeared" in err) for code, _, err in outcomes if code != 0)
     result = docbridge("bench", "scan", "--files", "0")
     assert result.returncode == 2 and result.stderr == \
-        "error: bench: --files and --trials count files and runs: each must be at least 1.\n"
+        "error: bench scan: --files and --trials count files and runs: each must be at least 1.\n"
+    result = docbridge("bench", "search", "--files", "-1")
+    assert result.returncode == 2 and "--files and --trials count files and runs: each must be at least 0" in \
+        result.stderr

@@ -70,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     if args.suite == "retrieval":
         return overlay_delta(args) if args.overlay else retrieval(args)
     from docbridge.bench import core as bench
-    if any(n < 1 for n in args.files or ()) or args.trials < 1:
-        raise UsageError("bench: --files and --trials count files and runs: each must be at least 1.")
+    least = 0 if args.suite == "search" else 1  # search: 0 skips the synthetic repository
+    if any(n < least for n in args.files or ()) or args.trials < 1:
+        raise UsageError(f"bench {args.suite}: --files and --trials count files and runs: each must be at least "
+                         f"{least if any(n < least for n in args.files or ()) else 1}.")
     workdir = Path(args.workdir).resolve() if args.workdir else None
     if args.suite == "scan":
         return bench.bench_scan(args.files or [1000, 5000], workdir, args.json)
