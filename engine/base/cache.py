@@ -90,7 +90,13 @@ def write_new_file(path: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.link(temp, path)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: created exclusively, then written
+            with open(path, "xb") as out:
+                out.write(data)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)
