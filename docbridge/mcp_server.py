@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -372,15 +373,79 @@ def wire_error(line: str) -> dict[str, Any] | None:
     return None
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _replaced(value: Any) -> Any:
+    """`value` with each lone surrogate of its strings (and keys) read as U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_replaced(k): _replaced(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v) for v in value]
+    return value
+
+
+def without_lone_surrogates(line: str) -> str:
+    """A line whose JSON escapes a lone surrogate (`\\ud800`: no UTF-8 text can hold one, and its answer could not
+    be written, so the request went unanswered) with each one read as U+FFFD; any other line as it is."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        return json.dumps(_replaced(json.loads(line)))
+    except (ValueError, RecursionError):
+        return line  # not JSON: the transport answers it
+
+
+def _is_request(line: str) -> bool:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and "id" in message and "method" in message
+
+
+class _CountedAnswers:
+    """The server's write stream, counting the answers (results and errors) sent through it."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.answered = 0
+        self.changed = anyio.Event()
+
+    async def send(self, item: Any) -> None:
+        await self.stream.send(item)
+        message = getattr(getattr(item, "message", None), "root", getattr(item, "message", None))
+        if "id" in getattr(message, "model_fields_set", ()) and not hasattr(message, "method"):
+            self.answered += 1
+            self.changed.set()
+            self.changed = anyio.Event()
+
+    async def __aenter__(self) -> _CountedAnswers:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 class _CheckedLines:
     """stdin's lines, less the ones `wire_error` answers (sent through the transport's own writer, so that no
-    two writers share stdout)."""
+    two writers share stdout). At the end of the input, the requests read are answered before the end is passed
+    on (`printf '…' | docbridge mcp` lost the answers still being worked on), for at most `drain` seconds."""
 
-    def __init__(self) -> None:
+    def __init__(self, drain: float) -> None:
         from io import TextIOWrapper
         self._lines = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         self.write_stream: Any = None
+        self.answers: _CountedAnswers | None = None
         self.ready = anyio.Event()
+        self.requests = 0
+        self.drain = drain
 
     def __aiter__(self) -> Any:
         return self._checked()
@@ -391,22 +456,28 @@ class _CheckedLines:
         async for line in self._lines:
             if not line.strip():
                 continue
+            line = without_lone_surrogates(line)
             error = wire_error(line)
             if error is None:
+                self.requests += _is_request(line)
                 yield line
                 continue
             await self.ready.wait()
             await self.write_stream.send(SessionMessage(jsonrpc_message_adapter.validate_python(error)))
+        with anyio.move_on_after(self.drain):
+            while self.answers is not None and self.answers.answered < self.requests:
+                await self.answers.changed.wait()
 
 
-async def _run_stdio(server: MCPServer) -> None:
+async def _run_stdio(server: MCPServer, drain: float) -> None:
     from mcp.server.stdio import stdio_server
-    lines = _CheckedLines()
+    lines = _CheckedLines(drain)
     async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]  # the SDK's stream type is narrower than the text stream it reads
         lines.write_stream = write_stream
+        lines.answers = _CountedAnswers(write_stream)
         lines.ready.set()
         lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(read_stream, lines.answers, lowlevel.create_initialization_options())
 
 
 def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms: int = 200,
@@ -421,7 +492,7 @@ def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms
         async with anyio.create_task_group() as group:
             group.start_soon(live.run)
             if transport == "stdio":
-                await _run_stdio(server)
+                await _run_stdio(server, scan_timeout + 30)
             else:  # streamable HTTP, on the loopback interface only
                 await server.run_streamable_http_async(host="127.0.0.1", port=port)
             group.cancel_scope.cancel()

@@ -426,6 +426,30 @@ def test_every_malformed_request_gets_an_answer_over_stdio(acme: Path) -> None:
 
 
 @pytest.mark.attack("MCP wire")
+def test_requests_piped_with_a_lone_surrogate_are_all_answered_before_the_input_ends(acme: Path) -> None:
+    """`printf '…' | docbridge mcp`: the input ended while requests were worked on, and 2 to 5 of 10 answers
+    were lost; a string escaping a lone surrogate (`\\ud800`) got no answer at all (its answer could not be
+    written). Every request is answered, the surrogate read as U+FFFD, then the server ends."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(init), '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "doc.search", '
+             '"arguments": {"query": "\\ud800 billing"}}}',
+             '{"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "docbridge://handoff/\\udfff"}}',
+             *(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                           "params": {"name": "docbridge.status", "arguments": {}}}) for n in range(4, 12)),
+             '{"jsonrpc": "2.0", "id": 12, "method": "ping"}']
+    result = subprocess.run([str(BIN / "docbridge"), "mcp", "--root", str(acme)], input="\n".join(lines) + "\n",
+                            capture_output=True, text=True, timeout=120, check=False)
+    answers = {a["id"]: a for a in map(json.loads, result.stdout.splitlines())}
+    assert sorted(answers) == list(range(1, 13)), result.stdout[-2000:]
+    searched = answers[2]["result"]["structuredContent"]
+    assert searched["query"] == "\ufffd billing", searched
+    assert "\ufffd" in answers[3]["error"]["message"]
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.attack("MCP wire")
 def test_a_port_in_use_is_one_sentence_and_exit_2(acme: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
