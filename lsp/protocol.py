@@ -18,7 +18,13 @@ from docbridge.lsp.positions import UTF8, UTF16
 from lsprotocol import types as T
 from lsprotocol.types import EXIT
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 
@@ -100,6 +106,10 @@ class DocBridgeProtocol(LanguageServerProtocol):
             log.warning("a message of JSON-RPC version %r was skipped", message.jsonrpc)
             return
         if self._shutdown and getattr(message, "method", "") != EXIT:
+            if _has(message, "id", "method"):  # a request is answered (LSP 3.17: InvalidRequest), never left waiting
+                self._send_response(message.id, None, JsonRpcInvalidRequest(
+                    f"{message.method}: the server is shutting down (it answers only `exit`)").to_response_error())
+                return
             log.warning("the server is shutting down: %s was skipped", getattr(message, "method", "a response"))
             return
         context = contextvars.copy_context()  # each handler runs in a context of its own, as in pygls

@@ -230,3 +230,22 @@ async def test_a_frame_nested_too_deeply_is_answered_and_the_request_after_it_in
         assert "result" in answer
     finally:
         await client.stop()
+
+
+async def test_a_request_after_shutdown_is_answered_with_an_error(tmp_path: Path) -> None:
+    """After `shutdown`, a request was skipped without an answer, and its client waited for one forever; LSP 3.17
+    answers it with InvalidRequest. `exit` still ends the server."""
+    root = copy_fixture("acme", tmp_path)
+    client = await RawClient.start()
+    try:
+        await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        client.send({"method": "initialized", "params": {}})
+        await client.ready()
+        assert (await client.request(2, "shutdown", None))["result"] is None
+        late = await client.request(3, "textDocument/hover", {"textDocument": {"uri": (root / "README.md").as_uri()},
+                                                              "position": {"line": 0, "character": 0}}, timeout=10)
+        assert late["error"]["code"] == -32600 and "shutting down" in late["error"]["message"], late
+        client.send({"method": "exit"})
+        assert await asyncio.wait_for(client.process.wait(), 30) == 0
+    finally:
+        await client.stop()
