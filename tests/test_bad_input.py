@@ -323,6 +323,9 @@ def test_init_never_replaces_a_file_that_appeared_meanwhile_and_bench_counts_are
     result = docbridge("bench", "scan", "--files", "0")
     assert result.returncode == 2 and result.stderr == \
         "error: bench scan: --files and --trials count files and runs: each must be at least 1.\n"
+    for too_many in (["scan", "--files", "99999999999999999999"], ["robust", "--bytes", "99999999999999"]):
+        result = docbridge("bench", *too_many, timeout=60)  # it filled the memory before measuring anything
+        assert result.returncode == 2 and "--files is at most 1,000,000" in result.stderr, result.stderr
     result = docbridge("bench", "search", "--files", "-1")
     assert result.returncode == 2 and "--files and --trials count files and runs: each must be at least 0" in \
         result.stderr

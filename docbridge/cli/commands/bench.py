@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default) or exactly, as OpenAI's cl100k_base (the optional `tokens` extra)")
 
 
+MAX_FILES, MAX_TRIALS, MAX_BYTES = 1_000_000, 10_000, 1 << 30
+
+
 def run(args: argparse.Namespace) -> int:
     if args.suite == "retrieval":
         return overlay_delta(args) if args.overlay else retrieval(args)
@@ -74,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
     if any(n < least for n in args.files or ()) or args.trials < 1:
         raise UsageError(f"bench {args.suite}: --files and --trials count files and runs: each must be at least "
                          f"{least if any(n < least for n in args.files or ()) else 1}.")
+    # a typo's extra digits would fill the memory and the disk before anything is measured
+    if any(n > MAX_FILES for n in args.files or ()) or args.trials > MAX_TRIALS or any(
+            n > MAX_BYTES for n in getattr(args, "bytes", None) or ()):
+        raise UsageError(f"bench {args.suite}: --files is at most {MAX_FILES:,} (each a Markdown and a TypeScript "
+                         f"file), --trials at most {MAX_TRIALS:,} and --bytes at most {MAX_BYTES:,}.")
     workdir = Path(args.workdir).resolve() if args.workdir else None
     if args.suite == "scan":
         return bench.bench_scan(args.files or [1000, 5000], workdir, args.json)
