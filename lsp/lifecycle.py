@@ -25,10 +25,13 @@ RENAME_FILTERS = T.FileOperationRegistrationOptions(filters=[
 def keep_for_restart(ls: DocBridgeServer) -> None:
     """What a restart shows at once: the open documents' diagnostics (written at shutdown, before the answer);
     and the resolved model a restart starts from, when it is still being written (waited for, up to a limit)."""
-    for folder in ls.folders:
+    for folder in ls.folders:  # one folder that cannot keep its diagnostics leaves the others theirs
         if folder.state is not None and not folder.refused:
-            restart.write_kept(folder.root, restart.encoding_name(ls.convert.encoding),
-                               restart.open_diagnostics(ls, folder))
+            try:
+                restart.write_kept(folder.root, restart.encoding_name(ls.convert.encoding),
+                                   restart.open_diagnostics(ls, folder))
+            except Exception:
+                log.exception("keeping the diagnostics of %s for the next start failed", folder.root)
     deadline = time.monotonic() + KEEP_MODEL_AT_SHUTDOWN_S
     for folder in ls.folders:
         scanning.wait_for_kept(folder, max(0.0, deadline - time.monotonic()))

@@ -46,10 +46,11 @@ def write_kept(root: Path, encoding: str, documents: dict[str, tuple[str, list[d
     payload = {"encoding": encoding, "documents": {
         uri: {"sha256": digest, "diagnostics": diagnostics} for uri, (digest, diagnostics) in sorted(documents.items())
         if len(diagnostics) <= MAX_KEPT_DIAGNOSTICS}}
+    from docbridge.engine.base.safe_io import ArtifactPathError
     try:
         write_sealed(kept_path(root), KIND, payload)
-    except OSError as exc:  # a read-only checkout: the next start is only slower
-        log.debug("could not keep the open documents' diagnostics: %s", exc)
+    except (OSError, ArtifactPathError) as exc:  # a read-only checkout, a `.docbridge` that is a file or a link
+        log.debug("could not keep the open documents' diagnostics: %s", exc)  # (said to the user already)
 
 
 def read_kept(root: Path, encoding: str) -> dict[str, tuple[str, list[Any]]]:

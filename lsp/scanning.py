@@ -180,6 +180,8 @@ def _keep_model(state: ModelState, earlier: threading.Thread | None, pause: Call
         earlier.join()
     try:
         write_model(state, pause)
+    except (OSError, ArtifactPathError) as exc:  # a read-only checkout, a `.docbridge` that is a file or a link
+        log.warning("the resolved model of %s is not kept for the next start: %s", state.root, exc)
     except Exception:  # the next start only resolves again
         log.exception("keeping the resolved model of %s failed", state.root)
     # what the write freed (a record's pickle at a time, in this thread's malloc arena), given back: glibc keeps it

@@ -169,3 +169,39 @@ async def test_a_uri_with_a_lone_surrogate_names_no_file_and_logs_no_error(tmp_p
         s.open(architecture)
         await s.until(lambda: ("LINK_BROKEN", BROKEN_LINK_LINE) in s.codes(architecture), 30)
         assert not errors_logged(s)
+
+
+async def test_a_docbridge_that_becomes_a_link_mid_session_is_no_traceback_at_shutdown(tmp_path: Path) -> None:
+    """`.docbridge` replaced by a link while the server runs: keeping the model and the open documents'
+    diagnostics for the next start failed with a traceback in the log (the user is told once, in a message);
+    nothing is written through the link, and the shutdown answers."""
+    from lsp_client import RawClient
+    root = copy_fixture("acme", tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    billing = root / "docs/billing.md"
+    log_file = tmp_path / "server.log"
+    with log_file.open("wb") as stderr:
+        client = await RawClient.start(stderr=stderr)
+        try:
+            await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+            client.send({"method": "initialized", "params": {}})
+            await client.ready()
+            client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": billing.as_uri(), "languageId": "markdown", "version": 1, "text": billing.read_text()}}})
+            await client.until(lambda: any(n["method"] == "textDocument/publishDiagnostics"
+                                           and n["params"]["uri"] == billing.as_uri() for n in client.notifications))
+            import shutil
+            shutil.rmtree(root / ".docbridge")
+            (root / ".docbridge").symlink_to(elsewhere, target_is_directory=True)
+            client.send({"method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": billing.as_uri(), "version": 2},
+                "contentChanges": [{"text": billing.read_text() + "\nOne more line.\n"}]}})
+            assert (await client.request(2, "shutdown", None, timeout=60))["result"] is None
+            client.send({"method": "exit"})
+            await asyncio.wait_for(client.process.wait(), 30)
+        finally:
+            await client.stop()
+    assert list(elsewhere.iterdir()) == []
+    log = log_file.read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in log, log
