@@ -95,6 +95,16 @@ class DocBridgeMCP(MCPServer[Any]):
                              for error in cause.errors(include_url=False))
             raise ToolError(f"{name}: {said}.") from None
 
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context[Any, Any] | None = None) -> Any:
+        """The server offers no prompts: a prompt asked for by name is an invalid parameter, answered as one (the SDK
+        answered error code 0 and logged two tracebacks)."""
+        if self._prompt_manager.get_prompt(name) is None:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import INVALID_PARAMS
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name} (this server offers no prompts).")
+        return await super().get_prompt(name, arguments, context)
+
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
         state = self.live.state

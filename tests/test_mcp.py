@@ -438,11 +438,13 @@ def test_requests_piped_with_a_lone_surrogate_are_all_answered_before_the_input_
              '{"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "docbridge://handoff/\\udfff"}}',
              *(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
                            "params": {"name": "docbridge.status", "arguments": {}}}) for n in range(4, 12)),
-             '{"jsonrpc": "2.0", "id": 12, "method": "ping"}']
+             '{"jsonrpc": "2.0", "id": 12, "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 13, "method": "prompts/get", "params": {"name": "x"}}']
     result = subprocess.run([str(BIN / "docbridge"), "mcp", "--root", str(acme)], input="\n".join(lines) + "\n",
                             capture_output=True, text=True, timeout=120, check=False)
     answers = {a["id"]: a for a in map(json.loads, result.stdout.splitlines())}
-    assert sorted(answers) == list(range(1, 13)), result.stdout[-2000:]
+    assert sorted(answers) == list(range(1, 14)), result.stdout[-2000:]
+    assert answers[13]["error"]["code"] == -32602, answers[13]  # no prompts here: code 0 and two tracebacks
     searched = answers[2]["result"]["structuredContent"]
     assert searched["query"] == "\ufffd billing", searched
     assert "\ufffd" in answers[3]["error"]["message"]
