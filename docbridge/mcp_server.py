@@ -517,7 +517,18 @@ def serve(root: Path, *, transport: str = "stdio", port: int = 8765, debounce_ms
         anyio.run(main)
     except KeyboardInterrupt:
         return 130
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        print("docbridge: the MCP client closed the connection.", file=sys.stderr)
     return 0
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether `exc` (or every exception of its group) says the client stopped reading: a broken pipe."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError))
 
 
 def _unavailable(port: int) -> str | None:

@@ -6,6 +6,7 @@ is shown by writing and deleting files while one server runs; nothing restarts i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -449,6 +450,28 @@ def test_requests_piped_with_a_lone_surrogate_are_all_answered_before_the_input_
     assert searched["query"] == "\ufffd billing", searched
     assert "\ufffd" in answers[3]["error"]["message"]
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_client_that_stops_reading_ends_the_server_with_one_line(acme: Path) -> None:
+    """A client that closes its end of the server's stdout: the server's next answer met a broken pipe and it
+    ended with exit 1 and three nested tracebacks. It ends with one line and exit 0."""
+    process = subprocess.Popen([str(BIN / "docbridge"), "mcp", "--root", str(acme)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    process.stdin.write((json.dumps(init) + "\n").encode())
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdout.close()
+    with contextlib.suppress(BrokenPipeError):
+        for n in range(2, 12):
+            process.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}) + "\n").encode())
+            process.stdin.flush()
+        process.stdin.close()
+    assert process.wait(timeout=60) == 0
+    said = process.stderr.read().decode()
+    assert "Traceback" not in said and "the MCP client closed the connection" in said, said
 
 
 @pytest.mark.attack("MCP wire")
