@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -261,8 +261,8 @@ def build_server(live: LiveWorkspace) -> DocBridgeMCP:
         try:
             payload = await anyio.to_thread.run_sync(
                 lambda: knowledge.handoff_resolve(state, _projection(state), ref))
-        except (knowledge.ArgumentError, UnknownReference) as exc:
-            raise ResourceError(str(exc)) from exc
+        except (knowledge.ArgumentError, UnknownReference) as exc:  # the client's reference: InvalidParams
+            raise ResourceNotFoundError(str(exc)) from exc
         return json.dumps(payload, sort_keys=True)
 
     return server

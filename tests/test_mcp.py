@@ -448,7 +448,7 @@ def test_requests_piped_with_a_lone_surrogate_are_all_answered_before_the_input_
     assert answers[13]["error"]["code"] == -32602, answers[13]  # no prompts here: code 0 and two tracebacks
     searched = answers[2]["result"]["structuredContent"]
     assert searched["query"] == "\ufffd billing", searched
-    assert "\ufffd" in answers[3]["error"]["message"]
+    assert "\ufffd" in answers[3]["error"]["message"] and answers[3]["error"]["code"] == -32602  # not internal
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
 
 
