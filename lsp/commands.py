@@ -375,6 +375,8 @@ def register(server: DocBridgeServer) -> None:
         state = await _current(ls, folders[0]) if folders else None
         if state is None:
             raise ValueError("docbridge.render: no workspace folder is ready")
+        if not state.root.is_dir():  # a write would make the folder again, holding only the page
+            raise ValueError(f"docbridge.render: the folder {state.root} no longer exists")
         key = options.get("area") or options.get("record")
         try:
             payload = await asyncio.to_thread(write_pages, state, template, key=key if isinstance(key, str) else None,

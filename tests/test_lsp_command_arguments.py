@@ -135,3 +135,22 @@ async def test_render_options_of_the_wrong_type_and_a_doctor_suite_outside_the_f
             await odd.stop()
     log = log_file.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in log and "embedded null byte" not in log, log
+
+
+async def test_render_into_a_folder_deleted_meanwhile_is_refused(tmp_path: Path) -> None:
+    """The workspace folder deleted while the server runs: `docbridge.render` made the folder again, holding only
+    the page it wrote. It answers InvalidParams naming the folder, and makes nothing."""
+    import shutil
+    root = copy_fixture("acme", tmp_path / "repo")
+    client = await RawClient.start()
+    try:
+        await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        client.send({"method": "initialized", "params": {}})
+        await client.ready()
+        shutil.rmtree(root)
+        answer = await client.request(2, "workspace/executeCommand",
+                                      {"command": "docbridge.render", "arguments": ["llms.txt", {}]}, timeout=60)
+        assert answer["error"]["code"] == INVALID_PARAMS and "no longer exists" in answer["error"]["message"], answer
+        assert not root.exists()
+    finally:
+        await client.stop()
