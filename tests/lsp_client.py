@@ -164,6 +164,12 @@ class RawClient:
                                                        env={**os.environ, **env} if env else None)
         return cls(process)
 
+    async def serve_folder(self, root: Path) -> None:
+        """`initialize` with `root` as the workspace (request id 1), `initialized`, and the first scan's end."""
+        await self.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        self.send({"method": "initialized", "params": {}})
+        await self.ready()
+
     async def until(self, predicate: Any, timeout: float = 20, *, what: str | None = None) -> Any:
         """Until `predicate()`, a check of what the server sent (`responses`, `notifications`, `requests`),
         holds: checked again as each message arrives. Returns its value."""

@@ -107,9 +107,7 @@ async def test_render_options_of_the_wrong_type_and_a_doctor_suite_outside_the_f
     with log_file.open("wb") as stderr:
         client = await RawClient.start(stderr=stderr)
         try:
-            await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
-            client.send({"method": "initialized", "params": {}})
-            await client.ready()
+            await client.serve_folder(root)
             for number, (options, said) in enumerate((
                     ({"output": 5}, "docbridge.render: options.output must be a string"),
                     ({"output": "page\u0000.txt"}, "docbridge.render: options.output holds a NUL character"),
@@ -144,9 +142,7 @@ async def test_render_into_a_folder_deleted_meanwhile_is_refused(tmp_path: Path)
     root = copy_fixture("acme", tmp_path / "repo")
     client = await RawClient.start()
     try:
-        await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
-        client.send({"method": "initialized", "params": {}})
-        await client.ready()
+        await client.serve_folder(root)
         shutil.rmtree(root)
         answer = await client.request(2, "workspace/executeCommand",
                                       {"command": "docbridge.render", "arguments": ["llms.txt", {}]}, timeout=60)

@@ -184,9 +184,7 @@ async def test_a_docbridge_that_becomes_a_link_mid_session_is_no_traceback_at_sh
     with log_file.open("wb") as stderr:
         client = await RawClient.start(stderr=stderr)
         try:
-            await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
-            client.send({"method": "initialized", "params": {}})
-            await client.ready()
+            await client.serve_folder(root)
             client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
                 "uri": billing.as_uri(), "languageId": "markdown", "version": 1, "text": billing.read_text()}}})
             await client.until(lambda: any(n["method"] == "textDocument/publishDiagnostics"

@@ -238,9 +238,7 @@ async def test_a_request_after_shutdown_is_answered_with_an_error(tmp_path: Path
     root = copy_fixture("acme", tmp_path)
     client = await RawClient.start()
     try:
-        await client.request(1, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
-        client.send({"method": "initialized", "params": {}})
-        await client.ready()
+        await client.serve_folder(root)
         assert (await client.request(2, "shutdown", None))["result"] is None
         late = await client.request(3, "textDocument/hover", {"textDocument": {"uri": (root / "README.md").as_uri()},
                                                               "position": {"line": 0, "character": 0}}, timeout=10)
