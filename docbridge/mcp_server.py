@@ -355,8 +355,9 @@ def _projection(state: ModelState) -> Any:
 # ------------------------------------------------------------------------------------------------ the wire
 
 
-def wire_error(line: str) -> dict[str, Any] | None:
-    """The JSON-RPC error answering a line the SDK would drop without a reply, or None to pass it on.
+def checked_message(line: str) -> tuple[Any, dict[str, Any] | None]:
+    """The message a line holds, and the JSON-RPC error answering it when the SDK would drop it without a reply
+    (None: pass it on).
 
     JSON-RPC 2.0 answers what it cannot parse (-32700) and what is not a request object, or whose id is of no
     allowed type (-32600), with id null; MCP's params are objects, so a request with other params is answered
@@ -364,7 +365,11 @@ def wire_error(line: str) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
     except (ValueError, RecursionError):
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: not JSON."}}
+        return None, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: not JSON."}}
+    return message, _wire_error(message)
+
+
+def _wire_error(message: Any) -> dict[str, Any] | None:
     if not isinstance(message, dict):
         return {"jsonrpc": "2.0", "id": None, "error": {
             "code": -32600, "message": "Invalid Request: a message is one JSON object (batches are not part of MCP)."}}
@@ -408,14 +413,6 @@ def without_lone_surrogates(line: str) -> str:
         return line  # not JSON: the transport answers it
 
 
-def _is_request(line: str) -> bool:
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(message, dict) and "id" in message and "method" in message
-
-
 class _CountedAnswers:
     """The server's write stream, counting the answers (results and errors) sent through it."""
 
@@ -444,7 +441,7 @@ class _CountedAnswers:
 
 
 class _CheckedLines:
-    """stdin's lines, less the ones `wire_error` answers (sent through the transport's own writer, so that no
+    """stdin's lines, less the ones `checked_message` answers (sent through the transport's own writer, so that no
     two writers share stdout). At the end of the input, the requests read are answered before the end is passed
     on (`printf '…' | docbridge mcp` lost the answers still being worked on), for at most `drain` seconds."""
 
@@ -467,9 +464,9 @@ class _CheckedLines:
             if not line.strip():
                 continue
             line = without_lone_surrogates(line)
-            error = wire_error(line)
+            message, error = checked_message(line)
             if error is None:
-                self.requests += _is_request(line)
+                self.requests += "id" in message and "method" in message
                 yield line
                 continue
             await self.ready.wait()

@@ -25,14 +25,10 @@ CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in range(32) if c not in (9, 10, 13)} 
     c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
 
 
-def printable(text: str) -> str:
-    """`text` with its control characters escaped (tab, newline and carriage return kept)."""
-    return text.translate(CONTROL_ESCAPES)
-
-
 class PrintableStream:
-    """A text stream that writes through `printable`: installed over stdout and stderr while a command runs, so
-    what it prints, a repository's text among it, cannot drive the terminal. The rest is the stream's own."""
+    """A text stream that writes its text with CONTROL_ESCAPES: installed over stdout and stderr while a command
+    runs, so what it prints, a repository's text among it, cannot drive the terminal. The rest is the stream's
+    own."""
 
     def __init__(self, stream: Any) -> None:
         self.raw_stream = stream

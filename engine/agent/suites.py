@@ -36,14 +36,14 @@ class BenchError(Exception):
 def configured_suite(root: Path, configured: str) -> Path:
     """The golden suite `doctor.suite` names: a file inside the repository, which decides only what lies inside
     it (a link leading out is refused too); a BenchError naming the key otherwise."""
+    from docbridge.engine.base.safe_io import resolved_inside
     where = f"doc-bridge.config.json: doctor.suite names {configured!r}"
     try:
-        resolved = (root / configured).resolve()
-        inside = resolved.is_relative_to(root.resolve())
-        exists = inside and resolved.is_file()
+        resolved = resolved_inside(root, configured)
+        exists = resolved is not None and resolved.is_file()
     except (OSError, ValueError, RuntimeError):  # a NUL character, a link loop
         raise BenchError(f"{where}, which is not a usable path.") from None
-    if not inside:
+    if resolved is None:
         raise BenchError(f"{where}, which is outside the repository; the configuration names only the "
                          "repository's own files (pass another suite with --suite).")
     if not exists:

@@ -90,6 +90,14 @@ def write_target(root: Path, path: Path, *, outside_allowed: bool = False) -> Pa
     return root.resolve() / relative
 
 
+def resolved_inside(root: Path, named: str) -> Path | None:
+    """The file a repository's configuration names (relative to `root`), links resolved, or None when it lies
+    outside the repository: a repository decides only what lies inside it. ValueError for a NUL character,
+    RuntimeError for a link loop (as `Path.resolve`)."""
+    path = (root / named).resolve()
+    return path if path.is_relative_to(root.resolve()) else None
+
+
 def artifact_base(path: Path) -> Path | None:
     """The `.docbridge` folder `path` lies in (the innermost), or None when it lies in none."""
     parts = path.parts

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from docbridge.engine.base.hashing import region_hash
-from docbridge.engine.base.safe_io import MAX_CONFIG_BYTES, read_regular
+from docbridge.engine.base.safe_io import MAX_CONFIG_BYTES, read_regular, resolved_inside
 from docbridge.engine.discovery.markdown import _CLOSE_RE, _OPEN_RE
 from docbridge.engine.render import TEMPLATES
 from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateNotFound, TemplateSyntaxError
@@ -119,10 +119,10 @@ def load_template(name: str, root: Path, overrides: dict[str, str]) -> Template:
         raise RenderError(f"Unknown template {name!r}; the templates are {', '.join(TEMPLATES)}.")
     override = overrides.get(name)
     if override:
-        path = (root / override).resolve()
+        path = resolved_inside(root, override)
         display = override
         try:
-            if not path.is_relative_to(root.resolve()):
+            if path is None:
                 raise RenderError(f'render.templates["{name}"] ({override}) points outside the repository.')
             source = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")  # resolved: a FIFO or huge file refused
         except FileNotFoundError:
